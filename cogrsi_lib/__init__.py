@@ -1,0 +1,3 @@
+"""cogrsi: build, evolve and audit reasoning strategies about other minds."""
+
+__version__ = "0.1.0"

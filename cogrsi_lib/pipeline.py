@@ -1,0 +1,190 @@
+"""Run a pipeline stage: execute `notebooks/<stage>.ipynb` with papermill.
+
+Stage notebook convention (every notebook under `notebooks/` follows it):
+
+1. The first code cell is tagged `parameters`. It assigns small, CI-sized defaults for every
+   key of the stage's section in `params.yaml`, plus `out_dir = None`.
+2. The notebook gets its output directory with
+   `out = cogrsi_lib.pipeline.resolve_out_dir(out_dir, "<stage>")` and writes every table and
+   figure there (through `cogrsi_lib.reports`). With `out_dir = None` (nbval in CI, or a plain
+   run in JupyterLab) that is a fresh temporary directory, so tests never touch `reports/`.
+3. `cogrsi stage <stage>` (what `dvc repro` runs) injects `params.yaml[<stage>]` and
+   `out_dir = "reports/<stage>"`, and saves the executed notebook as
+   `reports/<stage>/<stage>.ipynb`.
+4. The kernel starts in the notebook's own directory (as in JupyterLab and nbval); read inputs
+   through `repo_path("data", ...)` instead of paths relative to the working directory.
+5. Notebooks only call the library; no logic of their own.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import papermill
+import yaml
+
+__all__ = [
+    "StageError",
+    "find_repo_root",
+    "load_stage_params",
+    "repo_path",
+    "resolve_out_dir",
+    "run_stage",
+]
+
+ROOT_MARKERS = ("dvc.yaml", "params.yaml")
+NOTEBOOK_DIR = "notebooks"
+REPORTS_DIR = "reports"
+KERNEL_NAME = "python3"
+
+_STAGE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_VOLATILE_KEYS = ("start_time", "end_time", "duration")
+
+
+class StageError(Exception):
+    """A stage cannot be run: unknown stage, missing or malformed parameters."""
+
+
+def find_repo_root(start: str | Path | None = None) -> Path | None:
+    """Nearest ancestor of `start` (default: cwd) holding `dvc.yaml` or `params.yaml`."""
+    here = Path(start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if any((candidate / marker).is_file() for marker in ROOT_MARKERS):
+            return candidate
+    return None
+
+
+def repo_path(*parts: str | Path) -> Path:
+    """Path inside the repository root, independent of the working directory."""
+    root = find_repo_root()
+    if root is None:
+        raise StageError(
+            f"no repository root (a directory with {' or '.join(ROOT_MARKERS)}) above {Path.cwd()}"
+        )
+    return root.joinpath(*parts)
+
+
+def resolve_out_dir(out_dir: str | Path | None, stage: str) -> Path:
+    """Output directory of a stage notebook, created.
+
+    `None` gives a fresh temporary directory; a relative path is taken from the repository
+    root (or the working directory when there is none).
+    """
+    if out_dir is None:
+        return Path(tempfile.mkdtemp(prefix=f"cogrsi-{stage}-"))
+    path = Path(out_dir)
+    if not path.is_absolute():
+        path = (find_repo_root() or Path.cwd()) / path
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def load_stage_params(name: str, params_path: str | Path) -> dict[str, Any]:
+    """The mapping `params_path[name]`; an empty section gives `{}`."""
+    path = Path(params_path)
+    if not path.is_file():
+        raise StageError(f"params file not found: {path}")
+    try:
+        params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise StageError(f"params file {path} is not valid YAML: {err}") from err
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise StageError(f"params file {path} must hold a mapping of stage sections")
+    if name not in params:
+        known = ", ".join(sorted(map(str, params))) or "none"
+        raise StageError(f"no section '{name}' in {path} (sections: {known})")
+    section = params[name]
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise StageError(
+            f"section '{name}' in {path} must be a mapping, got {type(section).__name__}"
+        )
+    if "out_dir" in section:
+        raise StageError(f"section '{name}' in {path} must not set out_dir (use --out-dir)")
+    return dict(section)
+
+
+def run_stage(
+    name: str,
+    params_path: str | Path = "params.yaml",
+    out_dir: str | Path | None = None,
+    repo_root: str | Path | None = None,
+    kernel_name: str = KERNEL_NAME,
+) -> Path:
+    """Execute `notebooks/<name>.ipynb` with `params_path[name]` and return the executed copy.
+
+    Relative `params_path` and `out_dir` are taken from `repo_root` (default: the nearest
+    repository root above the working directory). The executed notebook is written to
+    `<out_dir>/<name>.ipynb`, `out_dir` defaulting to `reports/<name>`. Timing metadata is
+    stripped so that reruns give the same file. Raises `StageError` for an unknown stage or
+    bad parameters, and papermill's `PapermillExecutionError` when a cell fails (the executed
+    notebook, with the traceback, is still written).
+    """
+    root = Path(repo_root).resolve() if repo_root else (find_repo_root() or Path.cwd())
+    if not _STAGE_NAME.match(name):
+        raise StageError(f"invalid stage name: {name!r}")
+    notebook = root / NOTEBOOK_DIR / f"{name}.ipynb"
+    if not notebook.is_file():
+        known = ", ".join(sorted(p.stem for p in (root / NOTEBOOK_DIR).glob("*.ipynb")))
+        raise StageError(
+            f"unknown stage '{name}': no notebook {notebook} (stages: {known or 'none'})"
+        )
+
+    params = load_stage_params(name, _under(root, params_path))
+    out = _under(root, out_dir if out_dir is not None else Path(REPORTS_DIR) / name).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    executed = out / f"{name}.ipynb"
+    params["out_dir"] = _out_dir_param(out, root, notebook.parent)
+
+    try:
+        papermill.execute_notebook(
+            str(notebook),
+            str(executed),
+            parameters=params,
+            kernel_name=kernel_name,
+            cwd=str(notebook.parent),
+            progress_bar=False,
+        )
+    finally:
+        if executed.is_file():
+            _scrub(executed, root)
+    return executed
+
+
+def _under(root: Path, path: str | Path) -> Path:
+    path = Path(path)
+    return path if path.is_absolute() else root / path
+
+
+def _out_dir_param(out: Path, root: Path, notebook_dir: Path) -> str:
+    """`out` relative to the root when the notebook will find that root, else absolute."""
+    if out.is_relative_to(root) and find_repo_root(notebook_dir) == root:
+        return out.relative_to(root).as_posix()
+    return str(out)
+
+
+def _scrub(path: Path, root: Path) -> None:
+    """Drop timestamps and machine-specific paths from an executed notebook."""
+    nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    meta = nb.metadata.get("papermill", {})
+    for key in _VOLATILE_KEYS:
+        meta.pop(key, None)
+    for key in ("input_path", "output_path"):
+        if key in meta and Path(meta[key]).is_relative_to(root):
+            meta[key] = Path(meta[key]).relative_to(root).as_posix()
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []) and "id" in cell:
+            cell.id = "injected-parameters"  # papermill gives it a random id
+        cell.metadata.pop("execution", None)
+        cell_meta = cell.metadata.get("papermill", {})
+        for key in _VOLATILE_KEYS:
+            cell_meta.pop(key, None)
+    nbformat.write(nb, path)

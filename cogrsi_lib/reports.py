@@ -1,0 +1,124 @@
+"""Write report artifacts (tables, charts, JSON) deterministically.
+
+Every writer takes a path *stem* (no suffix) or a full path, creates parent directories and
+writes byte-identical files for identical inputs (no timestamps, sorted JSON keys), so DVC
+outputs are reproducible.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import polars as pl
+import vl_convert as vlc
+from tabulate import tabulate
+
+__all__ = ["markdown_table", "save_chart", "write_json", "write_table"]
+
+
+def _with_suffix(stem: str | Path, suffix: str) -> Path:
+    stem = Path(stem)
+    return stem.with_name(stem.name + suffix)
+
+
+def _cell(value: Any, floatfmt: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return format(value, floatfmt)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(df: pl.DataFrame, floatfmt: str = ".4g") -> str:
+    """GitHub markdown (pipe) table: numbers right-aligned, floats as `floatfmt`, nulls empty."""
+    align = ["right" if dtype.is_numeric() else "left" for dtype in df.dtypes]
+    rows = [[_cell(v, floatfmt) for v in row] for row in df.rows()]
+    return tabulate(
+        rows, headers=df.columns, tablefmt="pipe", disable_numparse=True, colalign=align or None
+    )
+
+
+def write_table(
+    df: pl.DataFrame, stem: str | Path, title: str | None = None, floatfmt: str = ".4g"
+) -> tuple[Path, Path]:
+    """Write `stem.csv` (full precision) and `stem.md` (markdown, optional `# title`)."""
+    csv_path, md_path = _with_suffix(stem, ".csv"), _with_suffix(stem, ".md")
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    df.write_csv(csv_path)
+    heading = f"# {title}\n\n" if title else ""
+    md_path.write_text(heading + markdown_table(df, floatfmt) + "\n", encoding="utf-8")
+    return csv_path, md_path
+
+
+def _vl_version(spec: Mapping[str, Any]) -> str | None:
+    """The vl-convert version matching the spec's `$schema`, when vl-convert has it."""
+    match = re.search(r"/vega-lite/v(\d+)\.(\d+)", str(spec.get("$schema", "")))
+    if match is None:
+        return None
+    version = f"{match[1]}.{match[2]}"
+    return version if version in vlc.get_vegalite_versions() else None
+
+
+def save_chart(
+    chart: alt.TopLevelMixin, stem: str | Path, png: bool = False, scale: float = 2.0
+) -> tuple[Path, ...]:
+    """Write `stem.svg` and `stem.vl.json` (and `stem.png` if asked), rendered offline.
+
+    The data is embedded in the spec whatever its size (altair's 5,000-row limit is lifted).
+    """
+    with alt.data_transformers.disable_max_rows():
+        spec = chart.to_dict()
+    svg_path, json_path = _with_suffix(stem, ".svg"), _with_suffix(stem, ".vl.json")
+    svg_path.parent.mkdir(parents=True, exist_ok=True)
+    version = _vl_version(spec)
+    svg_path.write_text(vlc.vegalite_to_svg(spec, vl_version=version), encoding="utf-8")
+    write_json(spec, json_path)
+    paths: tuple[Path, ...] = (svg_path, json_path)
+    if png:
+        png_path = _with_suffix(stem, ".png")
+        png_path.write_bytes(vlc.vegalite_to_png(spec, vl_version=version, scale=scale))
+        paths += (png_path,)
+    return paths
+
+
+def _jsonable(obj: Any) -> Any:
+    """Plain JSON data: NaN/inf become null, sets are sorted, numpy/polars/dataclasses unpacked."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if obj is None or isinstance(obj, str | int | bool):
+        return obj
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, set | frozenset):
+        return sorted((_jsonable(v) for v in obj), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return obj.as_posix()
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, pl.DataFrame):
+        return _jsonable(obj.to_dicts())
+    if isinstance(obj, pl.Series):
+        return _jsonable(obj.to_list())
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars
+        return _jsonable(obj.tolist())
+    if hasattr(obj, "isoformat"):  # dates and times
+        return obj.isoformat()
+    raise TypeError(f"cannot write {type(obj).__name__} as JSON")
+
+
+def write_json(obj: Any, path: str | Path) -> Path:
+    """Write `obj` as indented JSON with sorted keys and a trailing newline."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_jsonable(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
+    return path

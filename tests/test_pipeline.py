@@ -1,0 +1,189 @@
+"""Stage runner: papermill execution, parameter injection, output layout, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from papermill.exceptions import PapermillExecutionError
+
+from cogrsi_lib.pipeline import (
+    StageError,
+    find_repo_root,
+    load_stage_params,
+    repo_path,
+    resolve_out_dir,
+    run_stage,
+)
+
+PARAMETERS_CELL = 'greeting = "default"\nn_items = 1\nout_dir = None'
+BODY_CELL = """\
+from pathlib import Path
+from cogrsi_lib.pipeline import repo_path, resolve_out_dir
+
+out = resolve_out_dir(out_dir, "demo")
+(out / "greeting.txt").write_text(f"{greeting}:{n_items}")
+(out / "cwd.txt").write_text(str(Path.cwd()))
+(out / "root.txt").write_text(str(repo_path()))
+print("greeting is", greeting)
+"""
+
+
+def make_repo(root: Path, body: str = BODY_CELL, params: dict | None = None) -> Path:
+    """A minimal repository: params.yaml and notebooks/demo.ipynb."""
+    (root / "notebooks").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    params_cell = nbformat.v4.new_code_cell(PARAMETERS_CELL)
+    params_cell.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# demo"),
+        params_cell,
+        nbformat.v4.new_code_cell(body),
+    ]
+    nbformat.write(nb, root / "notebooks" / "demo.ipynb")
+    if params is None:
+        params = {"demo": {"greeting": "hello-from-params", "n_items": 7}, "other": {"x": 1}}
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    return root
+
+
+def cell_text(cell: nbformat.NotebookNode) -> str:
+    return "".join(out.get("text", "") for out in cell.get("outputs", []))
+
+
+def test_run_stage_injects_params_and_writes_reports(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    executed = run_stage("demo", repo_root=root)
+
+    out = root / "reports" / "demo"
+    assert executed == out / "demo.ipynb"
+    assert (out / "greeting.txt").read_text() == "hello-from-params:7"
+    # the kernel runs in the notebook's directory and still finds the repository root
+    assert Path((out / "cwd.txt").read_text()) == (root / "notebooks").resolve()
+    assert Path((out / "root.txt").read_text()) == root.resolve()
+
+    nb = nbformat.read(executed, as_version=4)
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and injected[0].id == "injected-parameters"
+    assert 'greeting = "hello-from-params"' in injected[0].source
+    assert 'out_dir = "reports/demo"' in injected[0].source
+    assert "greeting is hello-from-params" in cell_text(nb.cells[-1])
+    # no timings or absolute paths: reruns give the same file
+    meta = nb.metadata["papermill"]
+    assert "start_time" not in meta and "duration" not in meta
+    assert meta["input_path"] == "notebooks/demo.ipynb"
+    assert all("execution" not in c.metadata for c in nb.cells)
+    assert all("start_time" not in c.metadata.get("papermill", {}) for c in nb.cells)
+    first = executed.read_bytes()
+    assert run_stage("demo", repo_root=root).read_bytes() == first
+
+
+def test_run_stage_explicit_out_dir_and_params_file(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / "alt.yaml").write_text(yaml.safe_dump({"demo": {"greeting": "alt"}}))
+    out = tmp_path / "elsewhere"
+    executed = run_stage("demo", params_path="alt.yaml", out_dir=out, repo_root=root)
+
+    assert executed == out / "demo.ipynb"
+    assert (out / "greeting.txt").read_text() == "alt:1"  # n_items keeps its default
+    assert not (root / "reports").exists()
+
+
+def test_run_stage_failure_keeps_executed_notebook(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", body='raise ValueError("boom")')
+    with pytest.raises(PapermillExecutionError, match="boom"):
+        run_stage("demo", repo_root=root)
+    assert (root / "reports" / "demo" / "demo.ipynb").is_file()
+
+
+def test_unknown_stage(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    with pytest.raises(StageError, match=r"unknown stage 'nope'.*stages: demo"):
+        run_stage("nope", repo_root=root)
+
+
+@pytest.mark.parametrize("name", ["../demo", "a/b", ""])
+def test_invalid_stage_name(tmp_path: Path, name: str) -> None:
+    root = make_repo(tmp_path / "repo")
+    with pytest.raises(StageError, match="invalid stage name"):
+        run_stage(name, repo_root=root)
+
+
+def test_missing_params_section(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", params={"other": {"x": 1}})
+    with pytest.raises(StageError, match=r"no section 'demo'.*sections: other"):
+        run_stage("demo", repo_root=root)
+
+
+def test_missing_params_file(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    with pytest.raises(StageError, match="params file not found"):
+        run_stage("demo", params_path="missing.yaml", repo_root=root)
+
+
+def test_load_stage_params_shapes(tmp_path: Path) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text("a:\nb: [1, 2]\nc: {out_dir: x}\nd: {k: 1}\n")
+    assert load_stage_params("a", path) == {}
+    assert load_stage_params("d", path) == {"k": 1}
+    with pytest.raises(StageError, match="must be a mapping"):
+        load_stage_params("b", path)
+    with pytest.raises(StageError, match="must not set out_dir"):
+        load_stage_params("c", path)
+    path.write_text("[1, 2]\n")
+    with pytest.raises(StageError, match="mapping of stage sections"):
+        load_stage_params("a", path)
+    path.write_text("a: [\n")
+    with pytest.raises(StageError, match="not valid YAML"):
+        load_stage_params("a", path)
+
+
+def test_resolve_out_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = resolve_out_dir(None, "demo"), resolve_out_dir(None, "demo")
+    assert first.is_dir() and second.is_dir() and first != second
+    assert first.name.startswith("cogrsi-demo-")
+
+    explicit = resolve_out_dir(tmp_path / "a" / "b", "demo")
+    assert explicit == tmp_path / "a" / "b" and explicit.is_dir()
+
+    root = make_repo(tmp_path / "repo")
+    monkeypatch.chdir(root / "notebooks")
+    assert find_repo_root() == root.resolve()
+    assert repo_path("data", "x") == root.resolve() / "data" / "x"
+    relative = resolve_out_dir("reports/demo", "demo")
+    assert relative == root.resolve() / "reports" / "demo" and relative.is_dir()
+
+
+def test_repo_path_without_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    if find_repo_root() is None:
+        with pytest.raises(StageError, match="no repository root"):
+            repo_path("data")
+
+
+def test_cli_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from cogrsi_lib.cli import app
+
+    root = make_repo(tmp_path / "repo")
+    monkeypatch.chdir(root)
+    runner = CliRunner()
+
+    result = runner.invoke(app, ["stage", "demo"])
+    assert result.exit_code == 0, result.output
+    assert "stage 'demo' done" in result.output
+    assert (root / "reports" / "demo" / "greeting.txt").read_text() == "hello-from-params:7"
+
+    result = runner.invoke(app, ["stage", "nope"])
+    assert result.exit_code == 2 and "unknown stage 'nope'" in result.output
+
+    result = runner.invoke(app, ["stage", "demo", "--params", "missing.yaml"])
+    assert result.exit_code == 2 and "params file not found" in result.output
