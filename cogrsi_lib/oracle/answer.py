@@ -1,0 +1,72 @@
+"""Gold answers with the access facts behind them (CogRSI §4.3)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from cogrsi_lib.oracle.state import INITIAL, OracleState, replay
+from cogrsi_lib.oracle.world import OracleInputError, Question, Value, World
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The oracle's answer to one question and why.
+
+    ``source`` is the index of the event that fixed the belief (-1: the opening state),
+    ``via`` how it was fixed: initial, move, peek, whisper, change or view.
+    """
+
+    value: Value
+    reality: Value
+    source: int
+    via: str
+
+    @property
+    def false_belief(self) -> bool:
+        return self.value != self.reality
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"false_belief": self.false_belief}
+
+
+def check_question(world: World, question: Question, index: int = 0) -> None:
+    """Raise :class:`OracleInputError` if ``question`` cannot be asked of ``world``."""
+    where = f"question {index}"
+    for agent in question.chain:
+        if agent not in world.agents:
+            raise OracleInputError(f"unknown agent {agent!r} in chain", where=where)
+    for a, b in zip(question.chain, question.chain[1:], strict=False):
+        if a == b:
+            raise OracleInputError(f"chain repeats {a} twice in a row", where=where)
+    if question.kind == "property" and question.property not in world.initial_properties:
+        raise OracleInputError(f"unknown property {question.property!r}", where=where)
+
+
+def answer(state: OracleState, question: Question) -> Answer:
+    """Answer ``question`` from an already replayed ``state``."""
+    belief = state.belief(question.chain, question.kind, question.property)
+    reality = state.belief((), question.kind, question.property).value
+    if not question.chain:
+        last = _last_change(state, question)
+        return Answer(reality, reality, last, "reality")
+    return Answer(belief.value, reality, belief.source, belief.via)
+
+
+def _last_change(state: OracleState, question: Question) -> int:
+    for i in range(state.applied - 1, -1, -1):
+        e = state.world.events[i]
+        if question.kind == "location" and e.type == "move":
+            return i
+        if question.kind == "property" and e.type == "change" and e.property == question.property:
+            return i
+    return INITIAL
+
+
+def answer_all(world: World, questions: tuple[Question, ...] | None = None) -> list[Answer]:
+    """Replay ``world`` once and answer each question (the world's own if none given)."""
+    questions = world.questions if questions is None else questions
+    for i, q in enumerate(questions):
+        check_question(world, q, i)
+    depth = max([q.depth for q in questions] + [1])
+    state = replay(world, max_depth=depth)
+    return [answer(state, q) for q in questions]

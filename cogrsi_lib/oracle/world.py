@@ -1,0 +1,291 @@
+"""Worlds, events and questions of the access oracle, parsed strictly from JSON.
+
+A world is one room with agents, containers and one object with properties
+(CogRSI §4.3, App. C "Semantic audit (J105)").  Parsing checks shape and names
+only; whether each event is legal in its state is checked by
+:mod:`cogrsi_lib.oracle.state` while the world is replayed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+EVENT_TYPES = ("leave", "enter", "sleep", "wake", "move", "whisper", "peek", "change")
+QUESTION_KINDS = ("location", "property")
+Value = str | int | float | bool
+
+# Fields each event type takes in JSON, beyond "type" (whisper's actor is "speaker").
+_EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "leave": ("agent",),
+    "enter": ("agent",),
+    "sleep": ("agent",),
+    "wake": ("agent",),
+    "move": ("agent", "to"),
+    "whisper": ("speaker", "listener", "location"),
+    "peek": ("agent",),
+    "change": ("agent", "property", "value", "visible"),
+}
+
+
+class OracleInputError(ValueError):
+    """A world, event or question the oracle refuses; names the event index when there is one."""
+
+    def __init__(self, problem: str, event_index: int | None = None, where: str | None = None):
+        self.problem = problem
+        self.event_index = event_index
+        self.where = where
+        prefix = ""
+        if event_index is not None:
+            prefix = f"event {event_index}: "
+        elif where is not None:
+            prefix = f"{where}: "
+        super().__init__(prefix + problem)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event.  ``actor`` is the agent who acts (the speaker of a whisper)."""
+
+    type: str
+    actor: str
+    to: str | None = None
+    listener: str | None = None
+    location: str | None = None
+    property: str | None = None
+    value: Value | None = None
+    visible: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form, as ``cogrsi oracle answer`` reads it."""
+        out: dict[str, Any] = {"type": self.type}
+        for name in _EVENT_FIELDS[self.type]:
+            out[name] = self.actor if name in ("agent", "speaker") else getattr(self, name)
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Any, index: int) -> Event:
+        if not isinstance(raw, dict):
+            raise OracleInputError("an event must be a JSON object", index)
+        etype = raw.get("type")
+        if etype not in _EVENT_FIELDS:
+            raise OracleInputError(
+                f"unknown event type {etype!r}; expected one of {EVENT_TYPES}", index
+            )
+        wanted = _EVENT_FIELDS[etype]
+        missing = [k for k in wanted if k not in raw]
+        extra = sorted(set(raw) - set(wanted) - {"type"})
+        if missing:
+            raise OracleInputError(f"{etype} event lacks field(s) {missing}", index)
+        if extra:
+            raise OracleInputError(f"{etype} event has unknown field(s) {extra}", index)
+        kwargs = {k: raw[k] for k in wanted if k not in ("agent", "speaker")}
+        actor = raw["speaker"] if etype == "whisper" else raw["agent"]
+        for name in ("to", "listener", "location", "property"):
+            if name in kwargs and not isinstance(kwargs[name], str):
+                raise OracleInputError(f"field {name!r} must be a string", index)
+        if not isinstance(actor, str):
+            raise OracleInputError("the acting agent must be a string", index)
+        if etype == "change":
+            if not isinstance(raw["visible"], bool):
+                raise OracleInputError("field 'visible' must be true or false", index)
+            if not _is_value(raw["value"]):
+                raise OracleInputError("field 'value' must be a string, number or boolean", index)
+        return cls(type=etype, actor=actor, **kwargs)
+
+
+@dataclass(frozen=True)
+class Question:
+    """``chain`` = [X1, ..., Xk]: "X1 thinks X2 thinks ... "; the empty chain asks about reality."""
+
+    kind: str
+    chain: tuple[str, ...] = ()
+    property: str | None = None
+
+    @builtins.property
+    def depth(self) -> int:
+        return len(self.chain)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "chain": list(self.chain)}
+        if self.kind == "property":
+            out["property"] = self.property
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Any, index: int) -> Question:
+        where = f"question {index}"
+        if not isinstance(raw, dict):
+            raise OracleInputError("a question must be a JSON object", where=where)
+        kind = raw.get("kind")
+        if kind not in QUESTION_KINDS:
+            raise OracleInputError(
+                f"unknown kind {kind!r}; expected one of {QUESTION_KINDS}", where=where
+            )
+        allowed = {"kind", "chain"} | ({"property"} if kind == "property" else set())
+        extra = sorted(set(raw) - allowed)
+        if extra:
+            raise OracleInputError(f"unknown field(s) {extra}", where=where)
+        chain = raw.get("chain", [])
+        if not isinstance(chain, list) or not all(isinstance(a, str) for a in chain):
+            raise OracleInputError("'chain' must be a list of agent names", where=where)
+        prop = raw.get("property")
+        if kind == "property" and not isinstance(prop, str):
+            raise OracleInputError("a property question needs a 'property' name", where=where)
+        return cls(kind=kind, chain=tuple(chain), property=prop)
+
+
+@dataclass(frozen=True)
+class World:
+    """A room, its agents and containers, one object, the initial state and the events."""
+
+    agents: tuple[str, ...]
+    containers: tuple[str, ...]
+    object: str
+    location: str
+    present: frozenset[str]
+    asleep: frozenset[str] = frozenset()
+    properties: tuple[tuple[str, Value], ...] = ()
+    events: tuple[Event, ...] = ()
+    open_containers: frozenset[str] = frozenset()
+    room: str = "room"
+    questions: tuple[Question, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        self._check()
+
+    def _check(self) -> None:
+        where = "world"
+        if not self.agents:
+            raise OracleInputError("a world needs at least one agent", where=where)
+        for label, names in (("agent", self.agents), ("container", self.containers)):
+            if len(set(names)) != len(names):
+                raise OracleInputError(f"duplicate {label} names in {list(names)}", where=where)
+        if set(self.agents) & set(self.containers):
+            raise OracleInputError("a name is used both as an agent and a container", where=where)
+        if self.location not in self.containers:
+            raise OracleInputError(
+                f"initial location {self.location!r} is not a container", where="initial"
+            )
+        for name in self.present | self.asleep:
+            if name not in self.agents:
+                raise OracleInputError(f"unknown agent {name!r}", where="initial")
+        if not self.asleep <= self.present:
+            raise OracleInputError("an asleep agent must be present in the room", where="initial")
+        for name in self.open_containers:
+            if name not in self.containers:
+                raise OracleInputError(f"open container {name!r} is not a container", where=where)
+        names = [p for p, _ in self.properties]
+        if len(set(names)) != len(names):
+            raise OracleInputError("duplicate property names", where="initial")
+
+    @property
+    def initial_properties(self) -> dict[str, Value]:
+        return dict(self.properties)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form read by ``cogrsi oracle answer`` (questions included if any)."""
+        out: dict[str, Any] = {
+            "agents": list(self.agents),
+            "containers": list(self.containers),
+            "object": self.object,
+            "initial": {
+                "location": self.location,
+                "present": [a for a in self.agents if a in self.present],
+                "asleep": [a for a in self.agents if a in self.asleep],
+                "properties": dict(self.properties),
+            },
+            "events": [e.to_dict() for e in self.events],
+        }
+        if self.open_containers:
+            out["open_containers"] = [c for c in self.containers if c in self.open_containers]
+        if self.room != "room":
+            out["room"] = self.room
+        if self.questions:
+            out["questions"] = [q.to_dict() for q in self.questions]
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> World:
+        if not isinstance(raw, dict):
+            raise OracleInputError("the top level must be a JSON object", where="world")
+        known = {"agents", "containers", "object", "initial", "events", "questions",
+                 "open_containers", "room"}
+        extra = sorted(set(raw) - known)
+        if extra:
+            raise OracleInputError(f"unknown field(s) {extra}", where="world")
+        for key in ("agents", "containers", "object", "initial"):
+            if key not in raw:
+                raise OracleInputError(f"missing field {key!r}", where="world")
+        agents = _names(raw["agents"], "agents")
+        containers = _names(raw["containers"], "containers")
+        if not isinstance(raw["object"], str):
+            raise OracleInputError("'object' must be a string", where="world")
+        init = raw["initial"]
+        if not isinstance(init, dict):
+            raise OracleInputError("'initial' must be a JSON object", where="initial")
+        extra = sorted(set(init) - {"location", "present", "asleep", "properties"})
+        if extra:
+            raise OracleInputError(f"unknown field(s) {extra}", where="initial")
+        if not isinstance(init.get("location"), str):
+            raise OracleInputError("'location' must be a container name", where="initial")
+        present = _names(init.get("present", list(agents)), "initial.present")
+        asleep = _names(init.get("asleep", []), "initial.asleep")
+        props = init.get("properties", {})
+        if not isinstance(props, dict) or not all(_is_value(v) for v in props.values()):
+            raise OracleInputError("'properties' must map names to scalar values", where="initial")
+        events = raw.get("events", [])
+        if not isinstance(events, list):
+            raise OracleInputError("'events' must be a list", where="world")
+        questions = raw.get("questions", [])
+        if not isinstance(questions, list):
+            raise OracleInputError("'questions' must be a list", where="world")
+        room = raw.get("room", "room")
+        if not isinstance(room, str):
+            raise OracleInputError("'room' must be a string", where="world")
+        return cls(
+            agents=tuple(agents),
+            containers=tuple(containers),
+            object=raw["object"],
+            location=init["location"],
+            present=frozenset(present),
+            asleep=frozenset(asleep),
+            properties=tuple(props.items()),
+            events=tuple(Event.from_dict(e, i) for i, e in enumerate(events)),
+            open_containers=frozenset(_names(raw.get("open_containers", []), "open_containers")),
+            room=room,
+            questions=tuple(Question.from_dict(q, i) for i, q in enumerate(questions)),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> World:
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise OracleInputError(f"malformed JSON: {exc}", where="input") from exc
+        return cls.from_dict(raw)
+
+    @classmethod
+    def load(cls, path: str | Path) -> World:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise OracleInputError(f"cannot read {path}: {exc.strerror}", where="input") from exc
+        return cls.from_json(text)
+
+
+def _names(raw: Any, what: str) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
+        raise OracleInputError(f"'{what}' must be a list of non-empty strings", where="world")
+    return list(raw)
+
+
+def _is_value(v: Any) -> bool:
+    return isinstance(v, str | int | float | bool)

@@ -1,0 +1,67 @@
+"""Build notebooks/oracle_worlds.ipynb (outputs empty; run it with `cogrsi stage oracle_worlds`)."""
+
+from pathlib import Path
+
+import nbformat as nbf
+
+INTRO = """\
+# Oracle worlds
+
+Sample legal worlds from the access oracle (CogRSI §4.3, App. C J105) and answer every
+question about them up to `max_depth`. Rules: `cogrsi_lib/oracle/SEMANTICS.md`."""
+
+PARAMS = """\
+# Small defaults for CI (nbval); `dvc repro` passes params.yaml[oracle_worlds].
+n_worlds = 200
+min_agents = 2
+max_agents = 3
+n_containers = 3
+min_events = 4
+max_events = 10
+max_depth = 2
+seed = 0
+out_dir = None"""
+
+CODE = [
+    """\
+import time
+
+from cogrsi_lib.oracle.sampler import SamplerConfig, question_table, sample_worlds, world_table
+from cogrsi_lib.oracle.summary import event_summary, question_summary
+from cogrsi_lib.pipeline import resolve_out_dir
+from cogrsi_lib.reports import write_table""",
+    """\
+out = resolve_out_dir(out_dir, "oracle_worlds")
+cfg = SamplerConfig(min_agents=min_agents, max_agents=max_agents, n_containers=n_containers,
+                    min_events=min_events, max_events=max_events)
+start = time.perf_counter()
+worlds = list(sample_worlds(n_worlds, seed, cfg))
+questions = question_table(worlds, max_depth)
+seconds = time.perf_counter() - start
+print(f"{len(worlds)} worlds, {questions.height} questions in {seconds:.2f} s")""",
+    """\
+worlds_df = world_table(worlds)
+worlds_df.write_parquet(out / "worlds.parquet")
+questions.write_parquet(out / "questions.parquet")
+summary = question_summary(questions)
+write_table(summary, out / "question_summary", title="Questions by kind and depth")
+summary""",
+    """\
+events = event_summary(worlds_df)
+write_table(events, out / "event_summary", title="Events in the sampled worlds")
+events""",
+]
+
+
+def build(path: Path) -> None:
+    nb = nbf.v4.new_notebook()
+    params = nbf.v4.new_code_cell(PARAMS)
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [nbf.v4.new_markdown_cell(INTRO), params, *map(nbf.v4.new_code_cell, CODE)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbf.write(nb, path)
+
+
+if __name__ == "__main__":
+    build(Path(__file__).resolve().parents[1] / "oracle_worlds.ipynb")
