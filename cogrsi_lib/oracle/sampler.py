@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from cogrsi_lib.oracle.answer import answer
+from cogrsi_lib.oracle.render import CHAT, render, render_question
 from cogrsi_lib.oracle.state import OracleState, chains
 from cogrsi_lib.oracle.world import Event, Question, Value, World
 
@@ -161,6 +162,7 @@ def question_records(world: World, world_id: int, max_depth: int) -> list[dict]:
             "source_event": a.source,
             "via": a.via,
             "chain_saw_last_change": perceived,
+            "question": render_question(world, q),
         })
     return rows
 
@@ -180,7 +182,8 @@ def _chain_perceived(state: OracleState, q: Question, source: int) -> bool:
 
 
 def world_table(worlds: Sequence[World]) -> pl.DataFrame:
-    """One row per world: sizes and the world's JSON (the input ``cogrsi oracle answer`` reads)."""
+    """One row per world: sizes, the world's JSON (what ``cogrsi oracle answer`` reads) and its
+    story rendered as a numbered narrative and as a group chat."""
     return pl.DataFrame({
         "world_id": list(range(len(worlds))),
         "n_agents": [len(w.agents) for w in worlds],
@@ -188,6 +191,8 @@ def world_table(worlds: Sequence[World]) -> pl.DataFrame:
         "n_events": [len(w.events) for w in worlds],
         "event_types": [[e.type for e in w.events] for w in worlds],
         "world_json": [w.to_json() for w in worlds],
+        "story": [render(w).text for w in worlds],
+        "chat": [render(w, CHAT).text for w in worlds],
     })
 
 
@@ -198,6 +203,7 @@ def question_table(worlds: Sequence[World], max_depth: int) -> pl.DataFrame:
         "world_id": pl.Int64, "kind": pl.Utf8, "property": pl.Utf8, "chain": pl.List(pl.Utf8),
         "depth": pl.Int64, "answer": pl.Utf8, "reality": pl.Utf8, "false_belief": pl.Boolean,
         "source_event": pl.Int64, "via": pl.Utf8, "chain_saw_last_change": pl.Boolean,
+        "question": pl.Utf8,
     }
     df = pl.DataFrame(rows, schema=schema)
     return df.with_row_index("question_id")
