@@ -1,0 +1,167 @@
+"""Disjoint lexicons of the gate and evaluation splits (CogRSI §3, App. C "Counterfactual pairs").
+
+Each split draws its pairs from its own names, places (rooms for narratives, chat names
+for conversations), objects, containers and sentence templates; the two splits share
+none of them, so no surface cue of the gate split reaches the evaluation split.
+Every lexicon entry is a single word, so a word-level check can prove the disjointness
+on rendered text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, replace
+
+from cogrsi_lib.oracle.render import CHAT, NARRATIVE, Templates
+
+SPLITS = ("gate", "eval")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Everything a split may put into a story: words and the templates that carry them."""
+
+    split: str
+    names: tuple[str, ...]
+    rooms: tuple[str, ...]
+    chats: tuple[str, ...]
+    objects: tuple[str, ...]
+    containers: tuple[str, ...]
+    narrative: Templates
+    chat: Templates
+
+    @property
+    def places(self) -> tuple[str, ...]:
+        """Rooms of the narratives and names of the group chats."""
+        return self.rooms + self.chats
+
+    def words(self) -> frozenset[str]:
+        """Every lexicon entry, lower-cased (names, places, objects, containers)."""
+        return frozenset(
+            w.lower() for w in self.names + self.places + self.objects + self.containers
+        )
+
+    def template_strings(self) -> frozenset[str]:
+        """Every template string of both styles (the ``style`` labels excluded)."""
+        return frozenset(_strings(self.narrative) | _strings(self.chat))
+
+
+def _strings(t: Templates) -> set[str]:
+    out: set[str] = set()
+    for f in dataclasses.fields(t):
+        value = getattr(t, f.name)
+        if f.name == "style":
+            continue
+        if isinstance(value, str):
+            out.add(value)
+        elif isinstance(value, dict):
+            out |= set(value.values())
+    return out
+
+
+# -- gate split: the oracle's ToMi-style narrative and its group chat ----------------------
+GATE_NARRATIVE: Templates = NARRATIVE
+GATE_CHAT: Templates = replace(
+    CHAT,
+    present="[{agent} is in the {room} group chat]",
+    sleep="[{agent} muted the chat and stopped reading it]",
+)
+
+GATE = Lexicon(
+    split="gate",
+    names=("Amelia", "Benjamin", "Charlotte", "Daniel", "Evelyn", "Gabriel", "Hannah", "Isaac",
+           "Julia", "Lucas", "Mia", "Nathan", "Olivia", "Owen", "Sophia", "Thomas"),
+    rooms=("pantry", "cellar", "attic", "lounge", "workshop", "nursery", "porch", "laundry"),
+    chats=("hiking", "roommates", "volunteers", "choir", "neighbours", "robotics", "chess",
+           "gardening"),
+    objects=("scarf", "apple", "hammer", "wallet", "notebook", "candle", "spoon", "torch",
+             "medal", "stapler"),
+    containers=("crate", "envelope", "suitcase", "bucket", "cabinet", "jar", "pouch", "hamper",
+                "locker", "bin"),
+    narrative=GATE_NARRATIVE,
+    chat=GATE_CHAT,
+)
+
+# -- evaluation split: new words and new wording throughout --------------------------------
+EVAL_NARRATIVE = Templates(
+    style="narrative",
+    present="{agent} is standing in the {room}.",
+    asleep="{agent} is sleeping.",
+    located="The {object} sits in the {container}.",
+    open="The {container} has no lid, so its contents can be seen from anywhere in the {room}.",
+    has_property="The {object} looks {value}.",
+    leave="{agent} walked out of the {room}.",
+    enter="{agent} came back into the {room}.",
+    sleep="{agent} dozed off.",
+    wake="{agent} awoke.",
+    move="{agent} put the {object} in the {location}.",
+    whisper="{agent} whispered to {listener} that the {object} was in the {location}.",
+    peek="{agent} checked inside the {container}.",
+    change={"color": "{agent} coloured the {object} {value}."},
+    change_default="{agent} turned the {object} {value}.",
+    ask_reality="Where is the {object} actually?",
+    ask_location="In which container does {chain_text} the {object} is?",
+    ask_property_reality="Which {property} does the {object} actually have?",
+    ask_property="Which {property} does {chain_text} the {object} has?",
+    think="believe",
+    thinks_link="that {agent} believes",
+    numbered=True,
+)
+
+EVAL_CHAT = Templates(
+    style="chat",
+    present="[{agent} joined the {room} channel]",
+    asleep="[{agent} has notifications off]",
+    located="{agent}: FYI the {object} is in the {container}.",
+    open="{agent}: The {container} is uncovered, everyone here can see inside it.",
+    has_property="{agent}: FYI the {object} is {value}.",
+    leave="[{agent} went offline]",
+    enter="[{agent} came back online]",
+    sleep="[{agent} switched off notifications and stopped reading]",
+    wake="[{agent} switched notifications back on]",
+    move="{agent}: Heads up, I put the {object} in the {location}.",
+    whisper="(direct message) {agent} to {listener}: the {object} is in the {location}.",
+    peek="({agent} quietly checked the {container})",
+    change={"color": "{agent}: I coloured the {object} {value}."},
+    change_default="{agent}: I turned the {object} {value}.",
+    ask_reality="Where is the {object} actually?",
+    ask_location="In which container does {chain_text} the {object} is?",
+    ask_property_reality="Which {property} does the {object} actually have?",
+    ask_property="Which {property} does {chain_text} the {object} has?",
+    think="believe",
+    thinks_link="that {agent} believes",
+    numbered=False,
+)
+
+EVAL = Lexicon(
+    split="eval",
+    names=("Aiden", "Bianca", "Caleb", "Delia", "Elliot", "Fiona", "Hugo", "Ingrid", "Jasper",
+           "Keira", "Leon", "Marta", "Nolan", "Priya", "Ruben", "Tessa"),
+    rooms=("library", "bathroom", "bedroom", "office", "basement", "studio", "playroom",
+           "veranda"),
+    chats=("cycling", "flatmates", "band", "bakery", "orchestra", "climbing", "pottery",
+           "trivia"),
+    objects=("banana", "glove", "compass", "ticket", "whistle", "bracelet", "sponge", "puzzle",
+             "camera", "thimble"),
+    containers=("chest", "satchel", "tin", "closet", "backpack", "carton", "wardrobe", "trunk",
+                "bowl", "briefcase"),
+    narrative=EVAL_NARRATIVE,
+    chat=EVAL_CHAT,
+)
+
+LEXICONS: dict[str, Lexicon] = {"gate": GATE, "eval": EVAL}
+
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def words_in(text: str) -> frozenset[str]:
+    """The lower-cased words of ``text`` (letters only), for disjointness checks."""
+    return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+def lexicon(split: str) -> Lexicon:
+    """The lexicon of ``split`` ("gate" or "eval")."""
+    if split not in LEXICONS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+    return LEXICONS[split]
