@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from cogrsi_lib.oracle.state import INITIAL, OracleState, replay
-from cogrsi_lib.oracle.world import OracleInputError, Question, Value, World
+from cogrsi_lib.oracle.world import OracleInputError, Question, Value, World, same_value
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Answer:
 
     @property
     def false_belief(self) -> bool:
-        return self.value != self.reality
+        return not same_value(self.value, self.reality)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"false_belief": self.false_belief}

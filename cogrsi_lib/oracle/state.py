@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import product
 
-from cogrsi_lib.oracle.world import Event, OracleInputError, Value, World
+from cogrsi_lib.oracle.world import Event, OracleInputError, Value, World, same_value
 
 Chain = tuple[str, ...]
 INITIAL = -1  # source index of a belief that comes from the opening state
@@ -136,7 +136,7 @@ class OracleState:
             prop = event.property
             if prop not in self.properties:
                 raise OracleInputError(f"unknown property {prop!r}", index)
-            if self.properties[prop] == event.value:
+            if same_value(self.properties[prop], event.value):  # type: ignore[arg-type]
                 raise OracleInputError(f"{prop} is already {event.value!r}", index)
             fixed = self.visibility.get(prop)
             if fixed is not None and fixed != event.visible:

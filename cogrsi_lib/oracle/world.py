@@ -209,7 +209,8 @@ class World:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        """Compact JSON; key order follows :meth:`to_dict`, so property order survives."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
 
     @classmethod
     def from_dict(cls, raw: Any) -> World:
@@ -284,7 +285,16 @@ class World:
 def _names(raw: Any, what: str) -> list[str]:
     if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
         raise OracleInputError(f"'{what}' must be a list of non-empty strings", where="world")
+    if len(set(raw)) != len(raw):
+        raise OracleInputError(f"duplicate names in '{what}'", where="world")
     return list(raw)
+
+
+def same_value(a: Value, b: Value) -> bool:
+    """JSON equality: ``true`` is not ``1`` (Python's ``==`` says it is); 1 and 1.0 are equal."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b
 
 
 def _is_value(v: Any) -> bool:

@@ -1,0 +1,349 @@
+"""Assemble ``golden.jsonl`` from the hand-written entries below.
+
+Every expected answer and justification here was derived by hand from the events,
+following ``cogrsi_lib/oracle/SEMANTICS.md`` (latest event that writes the chain, else
+the opening value).  This script only formats JSON: it does not import the oracle and
+computes no answer.  Run: ``python tests/oracle/golden/build_golden.py``.
+
+Event notation: "Sally leave", "Anne move box", "Anne whisper Sally basket" (speaker,
+listener, said location), "Sally peek", "Anne change color blue visible|hidden"
+(values that parse as JSON, e.g. ``3`` or ``true``, keep their JSON type).
+"""
+
+# ruff: noqa: E501  (a table of hand-written entries; one item per statement reads best)
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).with_name("golden.jsonl")
+AS = ("Anne", "Sally")
+ASB = ("Anne", "Sally", "Bob")
+ASBC = ("Anne", "Sally", "Bob", "Carla")
+ASBCD = ("Anne", "Sally", "Bob", "Carla", "Dev")
+C3 = ("basket", "box", "drawer")
+C4 = ("basket", "box", "drawer", "tray")
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def ev(text: str) -> dict:
+    w = text.split()
+    if w[1] in ("leave", "enter", "sleep", "wake", "peek"):
+        return {"type": w[1], "agent": w[0]}
+    if w[1] == "move":
+        return {"type": "move", "agent": w[0], "to": w[2]}
+    if w[1] == "whisper":
+        return {"type": "whisper", "speaker": w[0], "listener": w[2], "location": w[3]}
+    if w[1] == "change":
+        return {"type": "change", "agent": w[0], "property": w[2], "value": _value(w[3]),
+                "visible": w[4] == "visible"}
+    raise ValueError(text)
+
+
+def W(events: list[str], agents: tuple[str, ...] = AS, containers: tuple[str, ...] = C3,
+      location: str = "basket", present: tuple[str, ...] | None = None,
+      asleep: tuple[str, ...] = (), props: dict | None = None,
+      open_: tuple[str, ...] = ()) -> dict:
+    """A world as JSON (``cogrsi oracle answer`` input, without questions)."""
+    out = {
+        "agents": list(agents), "containers": list(containers), "object": "marble",
+        "initial": {"location": location, "present": list(agents if present is None else present),
+                    "asleep": list(asleep), "properties": props or {}},
+        "events": [ev(e) for e in events],
+    }
+    if open_:
+        out["open_containers"] = list(open_)
+    return out
+
+
+ITEMS: list[tuple[str, dict, tuple[str, ...], str | None, Any, str]] = []
+
+
+def item(group: str, world: dict, chain: tuple[str, ...], prop: str | None, expected: Any,
+         why: str) -> None:
+    ITEMS.append((group, world, chain, prop, expected, why))
+
+
+# ----------------------------------------------------------------------------- R0 ------
+# Reality: the last move (or the last change of the property), else the opening value.
+item("R0", W([]), (), None, "basket", "No events: the marble stays in the opening container, the basket.")
+item("R0", W(["Anne move box"]), (), None, "box", "The only move (e0) puts it in the box.")
+item("R0", W(["Anne move box", "Sally move drawer"]), (), None, "drawer",
+     "Last move e1 puts it in the drawer.")
+item("R0", W(["Sally leave", "Anne move box", "Sally enter", "Anne whisper Sally basket"]), (), None,
+     "box", "Last move e1 -> box; the whisper (a lie) changes no reality.")
+item("R0", W(["Anne move box", "Anne move basket"]), (), None, "basket",
+     "e0 box, e1 back to the basket; reality is the last move.")
+item("R0", W(["Anne sleep", "Sally move box", "Anne wake", "Sally peek"]), (), None, "box",
+     "e1 moves it to the box; sleep, wake and peek never move the object.")
+item("R0", W(["Anne change color blue visible"], props={"color": "red"}), (), "color", "blue",
+     "The only change e0 paints it blue.")
+item("R0", W(["Anne change color blue visible", "Sally change color green visible"],
+             props={"color": "red"}), (), "color", "green", "Last change e1 makes it green.")
+item("R0", W(["Sally leave", "Anne change temp hot hidden"], props={"temp": "cold"}), (), "temp",
+     "hot", "A hidden change still changes reality: hot (e1).")
+item("R0", W(["Bob leave", "Anne move drawer", "Sally move box", "Bob enter", "Bob peek",
+              "Anne whisper Bob drawer"], agents=ASB), (), None, "box",
+     "Last move e2 -> box; Anne's whisper 'drawer' is false and changes nothing real.")
+item("R0", W(["Anne move drawer", "Anne move basket", "Sally move box"], location="box"), (), None,
+     "box", "Opening box, then drawer, basket, and e2 back to the box.")
+item("R0", W(["Anne move box"], props={"color": "green"}), (), "color", "green",
+     "No change event: the colour keeps its opening value green.")
+item("R0", W(["Anne change color blue visible", "Anne move box", "Sally change color red visible"],
+             props={"color": "red"}), (), "color", "red",
+     "Blue at e0, back to red at e2 (the move is irrelevant to colour).")
+item("R0", W(["Anne move box", "Sally enter", "Sally move drawer"], present=("Anne",)), (), None,
+     "drawer", "Sally enters (e1) and makes the last move e2 -> drawer.")
+item("R0", W(["Anne move tray", "Anne leave", "Sally wake", "Sally move box"], containers=C4,
+             asleep=("Sally",)), (), None, "box",
+     "Anne moves it to the tray; Sally, asleep at the start, wakes and makes the last move: box.")
+item("R0", W(["Carla leave", "Bob sleep", "Anne move box", "Sally move drawer", "Bob wake",
+              "Carla enter", "Carla move basket"], agents=ASBC), (), None, "basket",
+     "Last move e6 by Carla -> basket.")
+item("R0", W(["Anne whisper Sally box", "Sally whisper Anne drawer"]), (), None, "basket",
+     "Only whispers, no move: reality is the opening basket.")
+item("R0", W(["Anne change size 2 hidden", "Sally change size 3 hidden"], props={"size": 1}), (),
+     "size", 3, "Integer property: 1 -> 2 -> 3; the last change e1 gives 3.")
+item("R0", W(["Anne move box", "Bob move drawer", "Carla move tray", "Dev move basket",
+              "Dev move box"], agents=ASBCD, containers=C4), (), None, "box",
+     "Five moves; the last (e4, Dev) puts it in the box.")
+item("R0", W(["Sally leave", "Anne change color blue visible", "Sally enter"], props={"color": "red"},
+             open_=("basket",)), (), "color", "blue",
+     "e1 paints it blue; a late view changes beliefs, not reality.")
+
+# ----------------------------------------------------------------------------- R1 ------
+SALLY_ANNE = W(["Sally leave", "Anne move box", "Sally enter"])
+item("R1", SALLY_ANNE, ("Sally",), None, "basket",
+     "Sally was out for the only move (e1), so nothing wrote [Sally]: opening basket.")
+item("R1", SALLY_ANNE, ("Anne",), None, "box", "Anne made the move e1 herself: box.")
+item("R1", W(["Anne sleep", "Sally move box", "Anne wake"]), ("Anne",), None, "basket",
+     "Anne was asleep in the room during the move e1 (asleep perceives nothing): basket.")
+item("R1", W(["Sally leave", "Anne move box", "Sally enter", "Sally peek"]), ("Sally",), None, "box",
+     "Sally missed the move but peeked (e3), which sets [Sally] to the true location, box.")
+item("R1", W(["Anne move box", "Anne whisper Sally drawer"]), ("Sally",), None, "drawer",
+     "Both saw the move to box, but the later lie e1 writes [Sally] = drawer.")
+item("R1", W(["Anne move box", "Anne whisper Sally drawer"]), ("Anne",), None, "box",
+     "A whisper never changes the speaker's own belief; Anne's last writer is the move e0: box.")
+item("R1", W(["Sally leave", "Anne move box", "Sally enter", "Anne whisper Sally box"]), ("Sally",),
+     None, "box", "Sally missed the move; Anne's truthful whisper e3 writes [Sally] = box.")
+item("R1", W(["Bob leave", "Anne move box", "Anne whisper Sally drawer", "Bob enter"], agents=ASB),
+     ("Bob",), None, "basket",
+     "Bob was out for the move and the whisper is private to Anne and Sally: opening basket.")
+item("R1", W(["Anne whisper Sally drawer", "Sally peek"]), ("Sally",), None, "basket",
+     "Anne lied 'drawer', but Sally's later peek e1 shows the true location, the basket.")
+item("R1", W(["Anne whisper Sally drawer", "Anne move box"]), ("Sally",), None, "box",
+     "Sally, present and awake, watched the later move e1: box overrides the lie.")
+item("R1", W(["Sally leave", "Anne change color blue visible", "Sally enter"],
+             props={"color": "red"}), ("Sally",), "color", "red",
+     "Sally missed the paint job e1 and no container is open (no late view): red.")
+item("R1", W(["Sally leave", "Anne change color blue visible", "Sally enter"],
+             props={"color": "red"}, open_=("basket",)), ("Sally",), "color", "blue",
+     "Sally enters (e2) while the marble lies in the open basket: late view of visible colour, blue.")
+item("R1", W(["Sally leave", "Anne change temp hot hidden", "Sally enter"], props={"temp": "cold"},
+             open_=("basket",)), ("Sally",), "temp", "cold",
+     "Temperature is hidden, so entering with the marble in view shows nothing: cold.")
+item("R1", W(["Sally leave", "Anne move tray", "Anne change color blue visible", "Sally enter"],
+             containers=("basket", "tray"), props={"color": "red"}, open_=("tray",)),
+     ("Sally",), None, "basket",
+     "Sally's entry gives a late view of colour only; it never changes location beliefs: basket.")
+item("R1", W(["Sally sleep", "Anne change color green visible", "Sally wake"], props={"color": "red"},
+             open_=("basket",)), ("Sally",), "color", "green",
+     "Sally slept through e1 but wakes (e2) with the marble in the open basket: sees green.")
+item("R1", W(["Anne move box", "Anne move drawer", "Sally wake"], asleep=("Sally",)), ("Sally",), None,
+     "basket", "Sally was asleep from the start through both moves: opening basket.")
+item("R1", W(["Anne move box", "Sally enter", "Anne move drawer"], present=("Anne",)), ("Sally",), None,
+     "drawer", "Sally missed e0 but was in the room, awake, for the later move e2: drawer.")
+item("R1", W(["Sally leave", "Anne move box", "Sally enter", "Sally move drawer", "Anne sleep",
+              "Sally move basket", "Anne wake"]), ("Anne",), None, "drawer",
+     "Anne saw e3 (drawer) but was asleep for e5 (basket): drawer.")
+item("R1", W(["Carla leave", "Anne move box", "Carla enter", "Bob whisper Carla drawer"], agents=ASBC),
+     ("Carla",), None, "drawer",
+     "Carla missed the move; Bob's false whisper e3 writes [Carla] = drawer.")
+item("R1", W(["Anne move box", "Sally leave", "Anne move drawer", "Sally enter",
+              "Bob whisper Sally basket", "Sally peek"], agents=ASB), ("Sally",), None, "drawer",
+     "Bob's lie (e4) is overridden by Sally's own peek e5 at the true location, the drawer.")
+
+# ----------------------------------------------------------------------------- R2 ------
+item("R2", SALLY_ANNE, ("Anne", "Sally"), None, "basket",
+     "[Anne, Sally] needs both to perceive; Sally missed e1, nothing else writes it: basket.")
+item("R2", SALLY_ANNE, ("Sally", "Anne"), None, "basket",
+     "Sally missed e1, so Sally still thinks Anne thinks basket (no inference).")
+item("R2", W(["Anne move box"]), ("Sally", "Anne"), None, "box",
+     "Both present and awake for e0: every chain over {Anne, Sally} is box.")
+item("R2", W(["Anne move box", "Anne whisper Sally drawer"]), ("Anne", "Sally"), None, "drawer",
+     "A whisper S->L writes [S, L]: Anne thinks Sally believes her lie, drawer.")
+item("R2", W(["Anne move box", "Anne whisper Sally drawer"]), ("Sally", "Anne"), None, "drawer",
+     "A whisper S->L writes [L, S]: Sally thinks Anne believes what she said, drawer.")
+item("R2", W(["Anne move box", "Anne whisper Sally drawer"], agents=ASB), ("Bob", "Sally"), None,
+     "box", "Bob did not hear the whisper; the last event both Bob and Sally saw is e0: box.")
+item("R2", W(["Sally leave", "Anne move box", "Sally enter", "Sally peek"]), ("Anne", "Sally"), None,
+     "basket", "The peek e3 writes only [Sally]; Sally missed e1: [Anne, Sally] stays basket.")
+item("R2", W(["Sally leave", "Anne move box", "Sally enter", "Sally peek"]), ("Sally", "Anne"), None,
+     "basket", "Sally knows box from her peek, but nothing wrote [Sally, Anne]: basket.")
+item("R2", W(["Anne sleep", "Sally move box", "Anne wake"]), ("Sally", "Anne"), None, "basket",
+     "Anne was asleep during e1, so the chain [Sally, Anne] was not written: basket.")
+item("R2", W(["Bob leave", "Anne move box", "Bob enter", "Sally whisper Bob box"], agents=ASB),
+     ("Bob", "Sally"), None, "box", "Whisper Sally->Bob writes [Bob, Sally] = box (e3).")
+item("R2", W(["Bob leave", "Anne move box", "Bob enter", "Sally whisper Bob box"], agents=ASB),
+     ("Anne", "Bob"), None, "basket",
+     "Anne did not hear the whisper (it writes [Sally, Bob], not [Anne, Bob]); Bob missed e1: basket.")
+item("R2", W(["Sally leave", "Anne move box", "Sally enter", "Anne move drawer"]), ("Sally", "Anne"),
+     None, "drawer", "Both were present and awake for the last move e3: drawer.")
+item("R2", W(["Sally leave", "Anne change color blue visible", "Sally enter"],
+             props={"color": "red"}), ("Anne", "Sally"), "color", "red",
+     "Sally missed the change e1: [Anne, Sally] colour stays red.")
+item("R2", W(["Sally leave", "Anne change color blue visible", "Sally enter"], props={"color": "red"},
+             open_=("basket",)), ("Anne", "Sally"), "color", "red",
+     "Sally's late view (e2) writes only [Sally]; [Anne, Sally] keeps red.")
+item("R2", W(["Sally leave", "Anne change color blue visible", "Sally enter"], props={"color": "red"},
+             open_=("basket",)), ("Sally", "Anne"), "color", "red",
+     "The late view writes only [Sally]; Sally never saw Anne see the change: red.")
+item("R2", W(["Bob sleep", "Anne move box", "Bob wake", "Sally leave", "Bob move drawer"],
+             agents=ASB), ("Sally", "Bob"), None, "basket",
+     "e1: Bob asleep; e4: Sally out. No event reached both: opening basket.")
+item("R2", W(["Anne whisper Sally box", "Sally whisper Anne drawer"]), ("Anne", "Sally"), None,
+     "drawer", "Latest writer of [Anne, Sally] is e1 (Sally->Anne writes [L, S]): drawer.")
+item("R2", W(["Anne whisper Sally box", "Sally whisper Anne drawer"]), ("Sally", "Anne"), None,
+     "drawer", "e1 Sally->Anne writes [S, L] = [Sally, Anne]: drawer.")
+item("R2", W(["Carla leave", "Anne move box", "Carla enter", "Bob whisper Carla box"], agents=ASBC),
+     ("Anne", "Carla"), None, "basket",
+     "Carla missed e1 and Anne was not party to the whisper: basket.")
+item("R2", W(["Carla leave", "Anne move box", "Carla enter", "Bob whisper Carla box"], agents=ASBC),
+     ("Carla", "Bob"), None, "box", "Whisper Bob->Carla writes [Carla, Bob] = box.")
+
+# ----------------------------------------------------------------------------- R3 ------
+item("R3", W(["Sally leave", "Anne move box", "Sally enter"], agents=ASB), ("Bob", "Anne", "Sally"),
+     None, "basket", "Sally missed the only move e1: any chain with Sally stays basket.")
+item("R3", W(["Sally leave", "Anne move box", "Sally enter"], agents=ASB), ("Anne", "Bob", "Anne"),
+     None, "box", "Anne and Bob both saw e1: every chain over {Anne, Bob} is box.")
+item("R3", W(["Bob leave", "Anne move box", "Bob enter", "Anne whisper Bob box"], agents=ASB),
+     ("Sally", "Anne", "Bob"), None, "basket",
+     "Bob missed e1 and whispers only write depth-2 chains: basket.")
+item("R3", W(["Bob leave", "Anne move box", "Bob enter", "Anne whisper Bob box"], agents=ASB),
+     ("Anne", "Bob", "Anne"), None, "basket",
+     "The whisper writes [Bob], [Anne, Bob], [Bob, Anne] but not [Anne, Bob, Anne]; Bob missed e1.")
+item("R3", W(["Anne move box", "Anne whisper Sally drawer"]), ("Anne", "Sally", "Anne"), None, "box",
+     "Depth 3 is untouched by the whisper; latest writer is the shared move e0: box.")
+item("R3", W(["Bob sleep", "Sally move box", "Bob wake", "Anne move drawer"], agents=ASB),
+     ("Anne", "Sally", "Bob"), None, "drawer", "All three present and awake for e3: drawer.")
+item("R3", W(["Bob sleep", "Sally move box", "Bob wake"], agents=ASB), ("Anne", "Sally", "Bob"), None,
+     "basket", "Bob was asleep during the only move e1: basket.")
+item("R3", W(["Sally leave", "Anne move box", "Bob leave", "Anne move drawer", "Sally enter",
+              "Bob enter"], agents=ASB), ("Sally", "Bob", "Anne"), None, "basket",
+     "Sally missed both moves: chain stays at the opening basket.")
+item("R3", W(["Sally leave", "Anne move box", "Bob leave", "Anne move drawer", "Sally enter",
+              "Bob enter"], agents=ASB), ("Bob", "Anne", "Bob"), None, "box",
+     "Anne and Bob both saw e1 (box); Bob was out for e3: box.")
+item("R3", W(["Carla leave", "Anne move box", "Bob leave", "Anne move drawer"], agents=ASBC),
+     ("Sally", "Anne", "Bob"), None, "box",
+     "e1 seen by Anne, Sally, Bob (box); e3 missed by Bob: box (reality and prefixes: drawer).")
+item("R3", W(["Carla leave", "Anne move box", "Bob leave", "Anne move drawer"], agents=ASBC),
+     ("Carla", "Anne", "Bob"), None, "basket", "Carla missed both moves: basket.")
+item("R3", W(["Sally leave", "Anne change wet true visible", "Sally enter"], agents=ASB,
+             props={"wet": False}), ("Bob", "Anne", "Sally"), "wet", False,
+     "Boolean property: Sally missed the change e1, so the chain keeps the opening false.")
+item("R3", W(["Bob sleep", "Anne change color blue visible", "Bob wake",
+              "Sally change color green visible"], agents=ASB, props={"color": "red"}),
+     ("Anne", "Bob", "Sally"), "color", "green", "All three awake and present for e3: green.")
+item("R3", W(["Bob sleep", "Anne change color blue visible", "Bob wake"], agents=ASB,
+             props={"color": "red"}, open_=("basket",)), ("Anne", "Bob", "Anne"), "color", "red",
+     "Bob slept through e1; his wake-up view writes only [Bob]: red.")
+item("R3", W(["Anne move box", "Sally leave", "Anne move drawer", "Sally enter",
+              "Bob whisper Sally drawer"], agents=ASB), ("Anne", "Bob", "Sally"), None, "box",
+     "Sally missed e2; the whisper only writes depth 2; e0 was seen by all: box.")
+item("R3", W(["Anne move box", "Sally leave", "Anne move drawer", "Sally enter",
+              "Bob whisper Sally drawer"], agents=ASB), ("Sally", "Bob", "Sally"), None, "box",
+     "Whisper writes [Sally, Bob] not [Sally, Bob, Sally]; Sally missed e2; e0: box.")
+item("R3", W(["Sally leave", "Anne move box", "Sally enter", "Sally peek"]), ("Sally", "Anne", "Sally"),
+     None, "basket", "Sally missed e1 and a peek writes only [Sally]: basket.")
+item("R3", W(["Dev leave", "Carla sleep", "Anne move box", "Dev enter", "Carla wake",
+              "Bob move drawer"], agents=ASBCD), ("Dev", "Carla", "Anne"), None, "drawer",
+     "All five present and awake for e5: drawer.")
+item("R3", W(["Dev leave", "Carla sleep", "Anne move box", "Dev enter", "Carla wake"], agents=ASBCD),
+     ("Anne", "Bob", "Carla"), None, "basket", "Carla was asleep for the only move e2: basket.")
+item("R3", W(["Anne move box", "Sally leave", "Anne move drawer", "Sally enter",
+              "Anne whisper Sally tray"], containers=C4), ("Sally", "Anne", "Sally"), None, "box",
+     "Sally missed e2; depth 3 ignores the whisper; e0 seen by both: box.")
+
+# ------------------------------------------------------------------- mixed adversarial ---
+R4W = W(["Carla leave", "Anne move box", "Bob leave", "Anne move drawer", "Sally leave",
+         "Anne move tray"], agents=ASBC, containers=C4)
+item("mixed", R4W, ("Anne", "Sally", "Bob", "Carla"), None, "basket",
+     "R4: Carla missed all three moves: the chain keeps the opening basket (reality tray).")
+item("mixed", R4W, ("Anne", "Sally", "Anne", "Bob"), None, "box",
+     "R4 over {Anne, Sally, Bob}: only e1 reached all three: box (prefixes tray, drawer, drawer).")
+item("mixed", W(["Bob sleep", "Anne move box", "Bob wake", "Sally leave", "Anne move drawer"],
+                agents=ASB), ("Sally", "Anne", "Bob", "Anne"), None, "basket",
+     "R4: e1 missed by asleep Bob, e4 by absent Sally: basket.")
+LIES = W(["Anne move box", "Anne whisper Sally drawer", "Sally whisper Anne tray"], containers=C4)
+item("mixed", LIES, ("Anne",), None, "tray",
+     "Testimony: Sally->Anne writes [Anne] = tray, although Anne saw the move to box (no inference).")
+item("mixed", LIES, ("Sally",), None, "drawer",
+     "Anne's lie e1 wrote [Sally] = drawer; Sally's own whisper e2 leaves her belief unchanged.")
+item("mixed", LIES, ("Anne", "Sally"), None, "tray",
+     "e2 Sally->Anne writes [L, S] = [Anne, Sally] = tray, overriding e1's drawer.")
+PEEKLIE = W(["Sally leave", "Anne move box", "Sally enter", "Anne whisper Sally drawer", "Sally peek"])
+item("mixed", PEEKLIE, ("Anne", "Sally"), None, "drawer",
+     "Sally's peek is private; [Anne, Sally] was last written by the lie e3: drawer.")
+item("mixed", PEEKLIE, ("Sally",), None, "box", "Sally's peek e4 overrides the lie: box.")
+ASLEEPVIEW = W(["Anne move box", "Sally sleep", "Anne change color blue visible", "Sally wake"],
+               containers=("basket", "box"), props={"color": "red"}, open_=("box",))
+item("mixed", ASLEEPVIEW, ("Sally",), "color", "blue",
+     "Asleep for e2, but she wakes (e3) with the marble in the open box: late view, blue.")
+item("mixed", ASLEEPVIEW, ("Anne", "Sally"), "color", "red",
+     "Sally slept through e2 and the late view writes only [Sally]: red.")
+item("mixed", W(["Sally sleep", "Anne change temp hot hidden", "Sally wake"], props={"temp": "cold"},
+                open_=("basket",)), ("Sally",), "temp", "cold",
+     "Hidden property: waking with the marble in view shows nothing: cold.")
+item("mixed", W(["Sally leave", "Anne change color blue visible", "Anne move box", "Sally enter"],
+                props={"color": "red"}, open_=("basket",)), ("Sally",), "color", "red",
+     "At Sally's entry (e3) the marble is in the closed box, not in view: red.")
+item("mixed", W(["Sally leave", "Anne change color blue visible", "Sally enter", "Sally leave",
+                 "Anne change color green visible"], props={"color": "red"}, open_=("basket",)),
+     ("Sally",), "color", "blue", "Late view at e2 gives blue; Sally was out for e4 (green): blue.")
+item("mixed", W(["Anne whisper Sally box"]), ("Anne", "Sally", "Anne", "Sally"), None, "basket",
+     "R4: whispers write only [Sally], [Anne, Sally], [Sally, Anne]; no move: basket.")
+PEEK3 = W(["Anne move box", "Bob leave", "Anne move drawer", "Bob enter", "Anne whisper Bob tray",
+           "Bob peek"], agents=ASB, containers=C4)
+item("mixed", PEEK3, ("Bob",), None, "drawer", "Bob's peek e5 overrides Anne's lie (tray): drawer.")
+item("mixed", PEEK3, ("Sally", "Bob"), None, "box",
+     "Sally heard no whisper, Bob missed e2, the peek is private: last shared event e0, box.")
+R4FIVE = W(["Dev leave", "Anne move box", "Carla leave", "Anne move drawer", "Bob sleep",
+            "Anne move tray"], agents=ASBCD, containers=C4)
+item("mixed", R4FIVE, ("Sally", "Bob", "Carla", "Dev"), None, "basket",
+     "R4: Dev missed all three moves: basket.")
+item("mixed", R4FIVE, ("Anne", "Sally", "Bob", "Carla"), None, "box",
+     "R4: e1 reached Anne, Sally, Bob, Carla; e3 missed Carla; e5 missed Bob: box.")
+item("mixed", W(["Anne whisper Sally drawer", "Sally leave", "Sally enter", "Anne move box"]),
+     ("Sally", "Anne"), None, "box", "Both watched the last move e3, which overrides the whisper: box.")
+item("mixed", W(["Bob sleep", "Anne change color blue visible", "Sally leave",
+                 "Anne change color green visible", "Bob wake", "Sally enter"], agents=ASB,
+                props={"color": "red"}), ("Sally", "Bob"), "color", "red",
+     "e1: Bob asleep; e3: Sally out and Bob asleep; no open container: red.")
+
+
+def main() -> None:
+    counters: dict[str, int] = {}
+    lines = []
+    for group, world, chain, prop, expected, why in ITEMS:
+        counters[group] = counters.get(group, 0) + 1
+        question: dict[str, Any] = {"kind": "property" if prop else "location", "chain": list(chain)}
+        if prop:
+            question["property"] = prop
+        lines.append(json.dumps({
+            "id": f"{group}-{counters[group]:02d}", "group": group, "world": world,
+            "question": question, "expected": expected, "justification": why,
+        }, sort_keys=True))
+    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {len(lines)} items to {OUT}: {counters}")
+
+
+if __name__ == "__main__":
+    main()
