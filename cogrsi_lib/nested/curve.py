@@ -1,0 +1,79 @@
+"""The accuracy-versus-depth curve (plan §4 "central measurement", §8.1) of any predictor.
+
+Each predictor is a list of raw replies scored by :func:`score.score`; the oracle's own
+replies must give 100% at every depth.  Heuristic points where the heuristic is the
+task itself (e.g. first-order at R1) are left out, as in the baseline table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+import altair as alt
+import polars as pl
+
+from cogrsi_lib.nested.baselines import ALL, as_replies, baseline_table
+from cogrsi_lib.nested.facts import ADVERSARIAL
+from cogrsi_lib.nested.heuristics import HEURISTICS, is_shortcut
+from cogrsi_lib.nested.items import NestedItem
+from cogrsi_lib.nested.score import score
+
+ORACLE = "oracle"
+
+
+def oracle_replies(items: Sequence[NestedItem]) -> list[str]:
+    """The gold answers as strict JSON replies with confidence 1."""
+    return [json.dumps({"answer": it.gold, "confidence": 1.0}) for it in items]
+
+
+def curve_table(
+    items: Sequence[NestedItem], predictors: Mapping[str, Sequence[str]]
+) -> pl.DataFrame:
+    """Long table: predictor, subset (all / adversarial), depth, n, accuracy."""
+    baselines = baseline_table(items)
+    rows = []
+    for name, replies in predictors.items():
+        by_depth = score(items, replies, baselines=baselines).by_depth
+        for row in by_depth.iter_rows(named=True):
+            if name in HEURISTICS and not is_shortcut(name, row["depth"]):
+                continue
+            rows.append({"predictor": name, "subset": ALL, "depth": row["depth"],
+                         "n": row["n"], "accuracy": row["accuracy"]})
+            n_adv = sum(1 for it in items
+                        if it.depth == row["depth"] and it.partition == ADVERSARIAL)
+            if n_adv:
+                rows.append({"predictor": name, "subset": ADVERSARIAL, "depth": row["depth"],
+                             "n": n_adv, "accuracy": row["adversarial_accuracy"]})
+    schema = {"predictor": pl.Utf8, "subset": pl.Utf8, "depth": pl.Int64, "n": pl.Int64,
+              "accuracy": pl.Float64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def baseline_curves(items: Sequence[NestedItem]) -> pl.DataFrame:
+    """The curve table of the oracle and of every heuristic."""
+    predictors = {ORACLE: oracle_replies(items)}
+    predictors |= {name: as_replies(items, fn) for name, fn in HEURISTICS.items()}
+    return curve_table(items, predictors)
+
+
+def depth_chart(curves: pl.DataFrame, chance: float | None = None) -> alt.FacetChart:
+    """Accuracy against depth, one line per predictor, one panel per subset."""
+    data = curves.with_columns(("R" + pl.col("depth").cast(pl.Utf8)).alias("level")).to_dicts()
+    base = alt.Chart(alt.Data(values=data))
+    lines = base.mark_line(point=True).encode(
+        x=alt.X("depth:Q", title="recursion depth k (R0 = reality)",
+                axis=alt.Axis(values=sorted(set(curves["depth"].to_list())), format="d")),
+        y=alt.Y("accuracy:Q", title="accuracy", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("predictor:N", title="predictor",
+                        sort=list(dict.fromkeys(curves["predictor"].to_list()))),
+        tooltip=["predictor:N", "subset:N", "level:N", "n:Q",
+                 alt.Tooltip("accuracy:Q", format=".3f")],
+    )
+    layers: list[alt.Chart] = [lines]
+    if chance is not None:
+        layers.append(base.transform_aggregate(n_rows="count()", groupby=["subset"])
+                      .mark_rule(strokeDash=[4, 4], color="gray").encode(y=alt.datum(chance)))
+    return alt.layer(*layers).properties(width=260, height=220).facet(
+        column=alt.Column("subset:N", title=None, sort=[ALL, ADVERSARIAL])
+    ).properties(title="Nested-belief accuracy by depth")

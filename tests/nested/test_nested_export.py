@@ -1,0 +1,95 @@
+"""Strata tags, item files on disk and the stage notebook (plan §4, §5.7 serialization)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import nbformat
+import polars as pl
+import yaml
+
+from cogrsi_lib.nested import (
+    generation_table,
+    item_table,
+    load_items,
+    strata_table,
+    write_items_jsonl,
+)
+from cogrsi_lib.nested.strata import STRATA_COLUMNS
+
+from .helpers import CLASSIC, item, small_generation, world
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_strata_of_a_private_lie_and_a_stale_belief() -> None:
+    w = world("Anne move box", "Anne whisper Sally tray", "Carla leave", "Sally leave",
+              "Bob move drawer", "Sally enter", "Sally peek")
+    lie = item(w, "Anne", "Sally").strata
+    assert lie["via"] == "whisper" and lie["source_whisper_lie"] and lie["source_whisper_false"]
+    assert lie["chain_in_whisper"] and lie["has_whisper"] and lie["has_peek"]
+    assert lie["stale"] and lie["missed_last_move"] and lie["divergent"]
+    assert item(w, "Bob", "Carla").strata["chain_in_whisper"] is False
+    carla = item(w, "Sally", "Carla").strata
+    assert carla["via"] == "move" and carla["source_whisper_lie"] is None
+    assert carla["stale"] and carla["missed_last_move"] and carla["divergent"]
+    peek = item(w, "Sally").strata
+    assert peek["via"] == "peek" and not peek["stale"]
+    deep = item(world(*CLASSIC), "Anne", "Sally", "Anne").strata
+    assert deep["repeated_agent"] and deep["n_distinct_agents"] == 2
+    truthful = item(world("Anne whisper Sally basket", "Bob leave"), "Anne", "Sally").strata
+    assert truthful["source_whisper_lie"] is False and truthful["source_whisper_false"] is False
+
+
+def test_jsonl_round_trip_and_item_json(tmp_path: Path) -> None:
+    items = small_generation(4).items
+    path = write_items_jsonl(items, tmp_path / "items.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(items)
+    first = json.loads(lines[0])
+    for key in ("id", "story", "question", "options", "gold", "depth", "partition", "world"):
+        assert key in first
+    back = load_items(path)
+    assert [b.to_json() for b in back] == [it.to_json() for it in items]
+    assert back == list(items)
+    again = write_items_jsonl(back, tmp_path / "again.jsonl")
+    assert again.read_bytes() == path.read_bytes()
+
+
+def test_tables(tmp_path: Path) -> None:
+    gen = small_generation(4)
+    df = item_table(gen.items)
+    assert df.height == len(gen.items) and set(STRATA_COLUMNS) <= set(df.columns)
+    df.write_parquet(tmp_path / "items.parquet")
+    assert pl.read_parquet(tmp_path / "items.parquet").equals(df)
+    strata = strata_table(gen.items)
+    assert strata["n"].sum() == len(gen.items)
+    cells = generation_table(gen)
+    assert cells["items"].to_list() == [3] * 9
+    assert cells["worlds_to_fill"].max() == gen.worlds_sampled
+
+
+def _load_builder() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "build_nested", ROOT / "notebooks" / "_build" / "build_nested.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_notebook_is_built_from_the_script_with_parameters_first(tmp_path: Path) -> None:
+    _load_builder().build(tmp_path / "nested.ipynb")
+    built = nbformat.read(tmp_path / "nested.ipynb", as_version=4)
+    committed = nbformat.read(ROOT / "notebooks" / "nested.ipynb", as_version=4)
+    assert [c.source for c in built.cells] == [c.source for c in committed.cells]
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    assert code[0].metadata.get("tags") == ["parameters"]
+    assert all(not c.get("outputs") for c in code)
+    names: dict = {}
+    exec(code[0].source, names)  # noqa: S102 - the parameters cell is plain assignments
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["nested"]
+    assert set(params) | {"out_dir"} == {k for k in names if not k.startswith("__")}
+    assert names["out_dir"] is None
