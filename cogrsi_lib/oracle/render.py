@@ -56,7 +56,7 @@ NARRATIVE = Templates(
     wake="{agent} woke up.",
     move="{agent} moved the {object} to the {location}.",
     whisper="{agent} privately told {listener} that the {object} is in the {location}.",
-    peek="{agent} looked inside the {container}.",
+    peek="{agent} looked inside the {container} and saw the {object} there.",
     change={"color": "{agent} painted the {object} {value}."},
 )
 
@@ -73,7 +73,7 @@ CHAT = Templates(
     wake="[{agent} unmuted the chat]",
     move="{agent}: I just moved the {object} to the {location}.",
     whisper="(private message) {agent} -> {listener}: The {object} is in the {location}.",
-    peek="({agent} checked the {container} without telling anyone)",
+    peek="({agent} checked the {container} and saw the {object}, without telling anyone)",
     change={"color": "{agent}: I painted the {object} {value}."},
     change_default="{agent}: I made the {object} {value}.",
     numbered=False,

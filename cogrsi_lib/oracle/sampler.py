@@ -46,6 +46,7 @@ class SamplerConfig:
     max_events: int = 10
     p_open_container: float = 0.2
     p_property: float = 1.0
+    p_truthful_whisper: float = 0.5
     weights: tuple[tuple[str, float], ...] = tuple(DEFAULT_WEIGHTS.items())
     agent_names: tuple[str, ...] = AGENT_NAMES
     container_names: tuple[str, ...] = CONTAINER_NAMES
@@ -59,6 +60,8 @@ class SamplerConfig:
             raise ValueError("need 2 <= n_containers <= number of container names")
         if not 0 <= self.min_events <= self.max_events:
             raise ValueError("need 0 <= min_events <= max_events")
+        if not 0.0 <= self.p_truthful_whisper <= 1.0:
+            raise ValueError("p_truthful_whisper must lie in [0, 1]")
 
 
 def legal_events(state: OracleState) -> list[Event]:
@@ -118,9 +121,19 @@ def sample_world(rng: random.Random, cfg: SamplerConfig = SamplerConfig()) -> Wo
             break
         etype = rng.choices(types, [weights[t] for t in types])[0]
         event = rng.choice(by_type[etype])
+        if etype == "whisper":
+            event = replace(event, location=_whispered(state, event, rng, cfg))
         state.apply(event, i)
         events.append(event)
     return replace(base, events=tuple(events))
+
+
+def _whispered(state: OracleState, event: Event, rng: random.Random, cfg: SamplerConfig) -> str:
+    """A truthful whisper says what the speaker believes; a false one any other container."""
+    belief = state.location_beliefs[(event.actor,)].value
+    if rng.random() < cfg.p_truthful_whisper:
+        return str(belief)
+    return rng.choice([c for c in state.world.containers if c != belief])
 
 
 def sample_worlds(n: int, seed: int, cfg: SamplerConfig = SamplerConfig()) -> Iterator[World]:
