@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from cogrsi_lib.bench.cli import app as bench_app
 from cogrsi_lib.oracle.cli import app as oracle_app
 
 app = typer.Typer(
@@ -16,6 +17,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(oracle_app, name="oracle")
+app.add_typer(bench_app, name="bench")
 
 
 @app.command()

@@ -1,0 +1,167 @@
+"""BigToM (Gandhi et al., NeurIPS 2023 D&B): causal templates expanded into conditions.
+
+Official format (cicl-stanford/procedural-evals-tom, ``data/bigtom/bigtom.csv``): one story
+template per row, ``;``-separated, no header, 19 fields (``TEMPLATE_FIELDS`` then two
+bookkeeping fields).  The repo's ``generate_conditions.py`` expands each template into
+conditions {0,1: initial belief hidden/shown} x {forward_belief, forward_action,
+backward_belief} x {true_belief, false_belief, true_control, false_control}, plus one
+percept_to_belief item (initial belief shown, true belief): 25 items per template, 5,000 in
+all.  :func:`expand_template` reproduces that expansion string for string.
+
+Scoring (``evaluate_conditions.py``): two-way forced choice shown as ``a)``/``b)`` in
+shuffled order; right iff the reply picks the true answer.  The repo shuffles with one
+global ``random.seed(0)`` stream per condition file; here each item's order comes from its
+own seeded generator so that an item's options do not depend on which others are loaded.
+
+BigToM-U (CogRSI App. G): :func:`bigtom_u_pairs` pairs the conditions that state the initial
+belief into true/false-belief *flip* pairs and true/false-control *same* pairs.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+from cogrsi_lib.bench.registry import Benchmark, Source, register
+from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
+from cogrsi_lib.bench.scoring import judge_option
+
+CSV_PATH = "data/bigtom/bigtom.csv"
+TEMPLATE_FIELDS = (
+    "Story", "Aware of event", "Not Aware of event", "Action aware", "Action not aware",
+    "Belief Question", "Desire Question", "Action Question", "Belief Answer Aware",
+    "Desire Answer Aware", "Action Answer Aware", "Belief Answer not Aware",
+    "Desire Answer not Aware", "Action Answer not Aware", "Random Event",
+    "Aware of random event", "Not aware of random event",
+)
+VARIABLES = ("forward_belief", "forward_action", "backward_belief")
+CONDITIONS = ("true_belief", "false_belief", "true_control", "false_control")
+
+
+def expand_template(t: dict[str, str]) -> list[tuple[int, str, str, str, str, str, str]]:
+    """Conditions of one template: (init_belief, variable, condition, story, question,
+    true answer, wrong answer), as ``generate_conditions.py`` writes them."""
+    out = []
+    parts = t["Story"].split(".")
+    for init in (0, 1):
+        for variable in VARIABLES:
+            if variable == "forward_action":
+                question = t["Action Question"]
+                answers = [t["Action Answer Aware"], t["Action Answer not Aware"]]
+            else:
+                question = t["Belief Question"]
+                answers = [t["Belief Answer Aware"], t["Belief Answer not Aware"]]
+            aware = [t["Aware of event"], t["Not Aware of event"]]
+            aware_random = [t["Aware of random event"], t["Not aware of random event"]]
+            actions = [t["Action aware"], t["Action not aware"]]
+            if init == 0:
+                story = f"{parts[0]}.{parts[1]}.{parts[2]}.{parts[4]}."
+                keep = 3
+            else:
+                story = f"{parts[0]}.{parts[1]}.{parts[2]}.{parts[3]}.{parts[4]}."
+                keep = 4
+            base = story.split(".") if variable == "backward_belief" else parts
+            control = ".".join(base[:keep] + [" " + t["Random Event"]])
+            for condition in CONDITIONS:
+                if variable == "backward_belief":
+                    tail = {"true_belief": (story, actions[0]), "false_belief": (story, actions[1]),
+                            "true_control": (control, actions[1]),
+                            "false_control": (control, actions[1])}[condition]
+                else:
+                    tail = {"true_belief": (story, aware[0]), "false_belief": (story, aware[1]),
+                            "true_control": (control, aware_random[0]),
+                            "false_control": (control, aware_random[1])}[condition]
+                true, wrong = (answers if condition == "true_belief" else answers[::-1])
+                out.append((init, variable, condition, f"{tail[0]} {tail[1]}", question,
+                            true, wrong))
+    percept_story = f"{parts[0]}.{parts[1]}.{parts[2]}."
+    out.append((1, "percept_to_belief", "true_belief", percept_story, t["Belief Question"],
+                t["Belief Answer Aware"], t["Belief Answer not Aware"]))
+    return out
+
+
+def read_templates(path: Path) -> list[dict[str, str]]:
+    """The template rows of ``bigtom.csv`` as field dicts."""
+    with path.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f, delimiter=";"))
+    templates = []
+    for k, row in enumerate(rows, start=1):
+        if not row:
+            continue
+        if len(row) < len(TEMPLATE_FIELDS):
+            raise BenchmarkFormatError(path, f"row {k}", f"{len(row)} fields, expected "
+                                                         f"{len(TEMPLATE_FIELDS) + 2}")
+        t = dict(zip(TEMPLATE_FIELDS, row, strict=False))
+        if t["Story"].count(".") < 5:
+            raise BenchmarkFormatError(path, f"row {k}", "Story needs 5 sentences")
+        for name, value in t.items():
+            if not value.strip():
+                raise BenchmarkFormatError(path, f"row {k}", f"empty field {name!r}")
+        templates.append(t)
+    return templates
+
+
+def load(root: Path) -> list[Item]:
+    """All 5,000 condition items of the 200 templates."""
+    path = root / CSV_PATH
+    items: list[Item] = []
+    for k, t in enumerate(read_templates(path)):
+        for init, variable, condition, story, question, true, wrong in expand_template(t):
+            item_id = f"bigtom/{k:03d}/{init}_{variable}_{condition}"
+            answers = [true, wrong]
+            random.Random(item_id).shuffle(answers)
+            options = (("a", answers[0]), ("b", answers[1]))
+            items.append(Item(
+                benchmark="bigtom",
+                id=item_id,
+                story_id=f"bigtom/{k:03d}",
+                context=story,
+                question=question,
+                question_type=f"{variable}:{condition}",
+                gold="a" if answers[0] == true else "b",
+                options=options,
+                source=f"{path.name}:row {k + 1}",
+                extra={"init_belief": init, "variable": variable, "condition": condition},
+            ))
+    return validate_items(items, path)
+
+
+def bigtom_u_pairs(
+    items: Sequence[Item], variables: Sequence[str] = ("forward_belief", "backward_belief")
+) -> list[tuple[str, str, str, str]]:
+    """BigToM-U pairs: (pair id, kind, id of version 1, id of version 2).
+
+    Conditions that state the initial belief (init_belief = 1); a *flip* pair is the true-
+    and false-belief versions (the agent does or does not perceive the change), a *same* pair
+    the true and false controls (the agent does or does not perceive an irrelevant event).
+    With the default variables this gives 800 pairs from 200 scenarios (CogRSI App. G).
+    """
+    by_key = {(it.story_id, it.extra["variable"], it.extra["condition"]): it.id
+              for it in items if it.benchmark == "bigtom" and it.extra["init_belief"] == 1}
+    pairs = []
+    for story, variable in sorted({(s, v) for s, v, _ in by_key if v in variables}):
+        for kind, (c1, c2) in (("flip", ("true_belief", "false_belief")),
+                               ("same", ("true_control", "false_control"))):
+            pairs.append((f"{story}/{variable}/{kind}", kind, by_key[(story, variable, c1)],
+                          by_key[(story, variable, c2)]))
+    return pairs
+
+
+BENCHMARK = register(Benchmark(
+    name="bigtom",
+    title="BigToM",
+    suites=("main",),
+    unit="story",
+    data_dir="bigtom",
+    required=(CSV_PATH,),
+    load=load,
+    judge=judge_option,
+    sources=(Source(
+        url="https://raw.githubusercontent.com/cicl-stanford/procedural-evals-tom/"
+            "fe647d680bddb69f738519313bed625f9e93b549/data/bigtom/bigtom.csv",
+        dest=CSV_PATH,
+        sha256="a14884fbff5b61d3fa194ab166764b553ab795fcb1359e69d1282eadf3011a46"),),
+    paper="Gandhi et al., NeurIPS 2023 D&B",
+))

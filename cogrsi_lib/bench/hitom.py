@@ -1,0 +1,121 @@
+"""Hi-ToM (He et al., Findings of EMNLP 2023): higher-order beliefs, 15-way choice.
+
+Official format (ying-hui-he/Hi-ToM_dataset, ``Hi-ToM_data.json``): ``{"data": [...]}``,
+records with ``prompting_type`` (CoTP | VP), ``deception``, ``story_length`` (1-3),
+``question_order`` (0-4), ``sample_id``, ``story`` (numbered lines; the VP copy starts with
+an instruction line), ``question``, ``choices`` (one string ``"A. x, B. y, ..., O. z"``) and
+``answer`` (a container token).  The 1,200 records are 600 questions, each given once per
+prompting style; a system brings its own prompt, so :func:`load` keeps one copy (the VP
+records by default).  A story is shared by its five questions (orders 0-4): 120 stories.
+
+Scoring (paper; the repo ships no scorer): multiple choice, right iff the reply names the
+gold option (its letter or its container); accuracy per ToM order, with/without deception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from cogrsi_lib.bench.registry import Benchmark, Source, register
+from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
+from cogrsi_lib.bench.scoring import Judgement, accuracy, judge_option, mean_by
+
+JSON_PATH = "Hi-ToM_data.json"
+FIELDS = ("prompting_type", "deception", "story_length", "question_order", "sample_id",
+          "story", "question", "choices", "answer")
+_CHOICE = re.compile(r"(?:^|,\s*)([A-Z])\.\s+")
+_NUMBERED = re.compile(r"^\d+ ")
+
+
+def parse_choices(text: str) -> tuple[tuple[str, str], ...]:
+    """``"A. x, B. y"`` -> ``(("A", "x"), ("B", "y"))``."""
+    marks = list(_CHOICE.finditer(text))
+    out = []
+    for k, m in enumerate(marks):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
+        out.append((m.group(1), text[m.end():end].strip().rstrip(",").strip()))
+    return tuple(out)
+
+
+def story_lines(story: str) -> list[str]:
+    """The numbered story lines (drops the VP instruction line and blank lines)."""
+    return [line for line in story.splitlines() if _NUMBERED.match(line)]
+
+
+def load(root: Path, prompting_type: str = "VP") -> list[Item]:
+    """Hi-ToM questions of one prompting copy (``"VP"``, ``"CoTP"`` or ``"all"``)."""
+    path = root / JSON_PATH
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))["data"]
+    except (KeyError, TypeError, json.JSONDecodeError) as err:
+        raise BenchmarkFormatError(path, None, f"expected {{'data': [...]}} ({err})") from err
+    items: list[Item] = []
+    for k, rec in enumerate(records):
+        record = f"data[{k}]"
+        missing = [f for f in FIELDS if f not in rec]
+        if missing:
+            raise BenchmarkFormatError(path, record, f"missing field(s) {', '.join(missing)}")
+        if prompting_type != "all" and rec["prompting_type"] != prompting_type:
+            continue
+        options = parse_choices(rec["choices"])
+        if len(options) < 2:
+            raise BenchmarkFormatError(path, record, f"cannot read choices {rec['choices']!r}")
+        gold = [label for label, text in options if text == rec["answer"]]
+        if len(gold) != 1:
+            raise BenchmarkFormatError(path, record, f"answer {rec['answer']!r} is not exactly "
+                                                     "one of the choices")
+        lines = story_lines(rec["story"])
+        if not lines:
+            raise BenchmarkFormatError(path, record, "story has no numbered lines")
+        key = hashlib.sha1("\n".join(lines).encode()).hexdigest()[:12]
+        items.append(Item(
+            benchmark="hi-tom",
+            id=f"hi-tom/{rec['prompting_type']}/{rec['sample_id']:04d}",
+            story_id=f"hi-tom/{key}",
+            context="\n".join(lines),
+            question=rec["question"],
+            question_type=f"order_{rec['question_order']}",
+            gold=gold[0],
+            options=options,
+            source=f"{path.name}:{record}",
+            extra={"deception": bool(rec["deception"]), "story_length": rec["story_length"],
+                   "prompting_type": rec["prompting_type"], "sample_id": rec["sample_id"],
+                   "answer_text": rec["answer"]},
+        ))
+    return validate_items(items, path)
+
+
+def summarize(items: list[Item], judgements: list[Judgement]) -> dict[str, float]:
+    """Accuracy (the headline), per ToM order, and per order with/without deception."""
+    out = {"score": accuracy(judgements), "accuracy": accuracy(judgements)}
+    out.update({f"type:{k}": v for k, v in mean_by(items, judgements,
+                                                     lambda it: it.question_type).items()})
+    for deception, name in ((False, "no_tell"), (True, "tell")):
+        pairs = [(it, j) for it, j in zip(items, judgements, strict=True)
+                 if it.extra["deception"] == deception]
+        by_order = mean_by([it for it, _ in pairs], [j for _, j in pairs],
+                           lambda it: it.question_type)
+        out.update({f"{name}:{k}": v for k, v in by_order.items()})
+    return out
+
+
+BENCHMARK = register(Benchmark(
+    name="hi-tom",
+    title="Hi-ToM",
+    suites=("main",),
+    unit="story",
+    data_dir="hi-tom",
+    required=(JSON_PATH,),
+    load=load,
+    judge=judge_option,
+    summarize=summarize,
+    sources=(Source(
+        url="https://raw.githubusercontent.com/ying-hui-he/Hi-ToM_dataset/"
+            "56dda76fbbbcd510d51e91837fe19b7df2108562/Hi-ToM_data.json",
+        dest=JSON_PATH,
+        sha256="1c4077bbcdf815b91dbb791b60dbce3920a98bd63317954ebf94a532d43cd573"),),
+    paper="He et al., Findings of EMNLP 2023",
+))

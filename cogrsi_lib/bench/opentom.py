@@ -1,0 +1,236 @@
+"""OpenToM (Xu et al., ACL 2024): narratives with location, multihop and attitude questions.
+
+Official format (seacowx/OpenToM, ``data/opentom_data/*.json``): every file is one object
+keyed by an 8-digit story id.  ``meta_data.json`` holds each story (``narrative``; the long
+version is in ``meta_data_long.json``) and its ``plot_info`` (mover, eoi, original_place,
+move_to_place, observer); each question file maps a story id to
+``[{"question", "answer", "type"}]``.  The seven genre files hold the 13,708 normal-length
+questions.
+
+Scoring (repo ``src/evaluate/opentom_evaluator.py``): each reply is mapped to a class label
+and compared with the gold label; coarse location by yes/no, fine location by lexical overlap
+with the original vs. final place, fullness and accessibility by phrase, attitude by
+a/b/c or the label word.  Accuracy is the headline; the macro-averaged F1 per genre that the
+README recommends is reported beside it.  One deviation: the official ``remove_determinant``
+strips a leading "a"/"an"/"the" *prefix* (so "attic" became "ttic"); here only whole words.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from cogrsi_lib.bench.registry import Benchmark, Source, register
+from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
+from cogrsi_lib.bench.scoring import Judgement, accuracy, macro_f1, mean_by
+
+DATA = "data/opentom_data"
+#: question file -> (genre, granularity) ; genres as in the paper's tables
+QUESTION_FILES: dict[str, str] = {
+    "location_cg_fo.json": "location-coarse-fo",
+    "location_cg_so.json": "location-coarse-so",
+    "location_fg_fo_new.json": "location-fine-fo",
+    "location_fg_so_new.json": "location-fine-so",
+    "multihop_fo.json": "multihop-fo",
+    "multihop_so.json": "multihop-so",
+    "attitude.json": "attitude",
+}
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise BenchmarkFormatError(path, None, f"not JSON ({err})") from err
+    if not isinstance(data, dict):
+        raise BenchmarkFormatError(path, None, "expected an object keyed by story id")
+    return data
+
+
+def load(root: Path, long: bool = False) -> list[Item]:
+    """All questions of the seven genre files, with the (long) narrative as context."""
+    meta_path = root / DATA / ("meta_data_long.json" if long else "meta_data.json")
+    meta = _read(meta_path)
+    items: list[Item] = []
+    for filename, genre in QUESTION_FILES.items():
+        path = root / DATA / filename
+        for story_id, questions in _read(path).items():
+            if story_id not in meta:
+                if long:
+                    continue
+                raise BenchmarkFormatError(path, story_id, f"story id not in {meta_path.name}")
+            story = meta[story_id]
+            text = story.get("long_narrative" if long else "narrative")
+            if not text:
+                raise BenchmarkFormatError(meta_path, story_id, "missing narrative")
+            plot = story.get("plot_info")
+            if isinstance(plot, str):  # some copies store it as a Python-literal string
+                try:
+                    plot = ast.literal_eval(plot)
+                except (ValueError, SyntaxError) as err:
+                    raise BenchmarkFormatError(meta_path, story_id, f"bad plot_info ({err})"
+                                               ) from err
+            if not isinstance(plot, dict):
+                raise BenchmarkFormatError(meta_path, story_id, "missing plot_info")
+            if not isinstance(questions, list):
+                raise BenchmarkFormatError(path, story_id, "expected a list of questions")
+            for k, q in enumerate(questions):
+                record = f"{story_id}[{k}]"
+                for name in ("question", "answer", "type"):
+                    if not isinstance(q.get(name), str) or not q[name].strip():
+                        raise BenchmarkFormatError(path, record, f"missing field {name!r}")
+                kind = genre
+                if genre.startswith("multihop"):
+                    kind = genre.replace("multihop", "multihop-fullness" if "fullness" in
+                                         q["question"] else "multihop-accessibility")
+                items.append(Item(
+                    benchmark="opentom",
+                    id=f"opentom/{story_id}/{filename.removesuffix('.json')}/{k}",
+                    story_id=f"opentom/{story_id}",
+                    context=text,
+                    question=q["question"],
+                    question_type=kind,
+                    gold=q["answer"].strip(),
+                    source=f"{filename}:{record}",
+                    extra={"genre": genre, "original_place": plot.get("original_place", ""),
+                           "move_to_place": plot.get("move_to_place", ""),
+                           "mover": plot.get("mover", ""), "observer": plot.get("observer", "")},
+                ))
+    return validate_items(items, root / DATA)
+
+
+# ------------------------------------------------------------------------------ labels
+
+
+def remove_determinant(word: str) -> str:
+    """Drop a leading article (whole word only; see module note)."""
+    for det in ("a ", "an ", "the "):
+        if word.lower().startswith(det):
+            return word[len(det):].strip()
+    return word
+
+
+def lexical_overlap(pred: str, location: str) -> float:
+    """Share of the location's words found in the reply (``compute_lexical_overlap``)."""
+    pred = pred.lower().replace("_", " ").replace("'s", "")
+    loc_words = location.lower().replace("_", " ").replace("'s", "").split()
+    if not loc_words:
+        return 0.0
+    seen: list[str] = []
+    for word in pred.replace(".", "").split():
+        if word in loc_words and word not in seen:
+            seen.append(word)
+    return len(seen) / len(loc_words)
+
+
+def fine_location_labels(reply: str, answer: str, original: str, moved: str) -> tuple[str, str]:
+    """(gold, predicted) among original / moved / tie, by lexical overlap."""
+    answer, original, moved = (remove_determinant(x).lower() for x in (answer, original, moved))
+    o, m = lexical_overlap(reply, original), lexical_overlap(reply, moved)
+    pred = "original" if o > m else "moved" if m > o else "tie"
+    gold = "original" if answer == original else "moved" if answer == moved else "?"
+    return gold, pred
+
+
+def coarse_location_labels(reply: str, answer: str) -> tuple[str, str]:
+    reply, answer = reply.lower(), answer.lower()
+    pred = ("no" if "no" in reply and "yes" not in reply
+            else "yes" if "yes" in reply and "no" not in reply else "?")
+    return ("no" if "no" in answer else "yes"), pred
+
+
+def fullness_labels(reply: str, answer: str) -> tuple[str, str]:
+    reply = reply.replace(".", "").lower()
+    pred = "?"
+    if any(p in reply for p in ("less full", "emptier", "more empty")):
+        pred = "less full"
+    elif any(p in reply for p in ("more full", "fuller")):
+        pred = "more full"
+    elif "equally full" in reply:
+        pred = "equally full"
+    return answer.lower(), pred
+
+
+def accessibility_labels(reply: str, answer: str) -> tuple[str, str]:
+    reply = reply.replace(".", "").lower()
+    pred = next((p for p in ("more accessible", "less accessible", "equally accessible")
+                 if p in reply), "?")
+    gold = "equally accessible" if "|" in answer else answer.lower()
+    return gold, pred
+
+
+def attitude_labels(reply: str, answer: str) -> tuple[str, str]:
+    token = reply.lower().split("\n\n")[-1].split(":")[-1].split(".")[0].strip()
+    letters = {"a": "positive", "b": "neutral", "c": "negative"}
+    if token in letters:
+        pred = letters[token]
+    else:
+        found = [w for w in ("positive", "negative", "neutral") if w in token]
+        pred = found[0] if len(found) == 1 else "?"
+    return answer.lower(), pred
+
+
+def labels(item: Item, reply: str) -> tuple[str, str]:
+    """(gold label, predicted label) by the OpenToM evaluator's rule for this question."""
+    kind = item.question_type
+    if kind.startswith("location-fine"):
+        return fine_location_labels(reply, item.gold, item.extra["original_place"],
+                                    item.extra["move_to_place"])
+    if kind.startswith("location-coarse"):
+        return coarse_location_labels(reply, item.gold)
+    if kind.startswith("multihop-fullness"):
+        return fullness_labels(reply, item.gold)
+    if kind.startswith("multihop-accessibility"):
+        return accessibility_labels(reply, item.gold)
+    return attitude_labels(reply, item.gold)
+
+
+def judge(item: Item, response: str) -> Judgement:
+    gold, pred = labels(item, response)
+    parsed = None if pred == "?" else pred
+    return Judgement(1.0 if pred == gold else 0.0, parsed, gold_label=gold, pred_label=pred)
+
+
+def summarize(items: Sequence[Item], judgements: Sequence[Judgement]) -> dict[str, float]:
+    """Accuracy (headline), accuracy per question type, macro-F1 per genre (README)."""
+    out = {"score": accuracy(judgements), "accuracy": accuracy(judgements)}
+    out.update({f"type:{k}": v for k, v in mean_by(items, judgements,
+                                                     lambda it: it.question_type).items()})
+    for kind in sorted({it.question_type for it in items}):
+        pairs = [(j.gold_label, j.pred_label) for it, j in zip(items, judgements, strict=True)
+                 if it.question_type == kind]
+        out[f"macro_f1:{kind}"] = macro_f1([g or "" for g, _ in pairs],
+                                           [p or "" for _, p in pairs])
+    return out
+
+
+_RAW = "https://raw.githubusercontent.com/seacowx/OpenToM/3f22b66276b2d7ca5fe573c28c79cc0d077aafc5"
+#: sha256 of the files at that commit (the copies in data/ are byte-identical)
+SHA256 = {
+    "meta_data.json": "db3a568059c665fcf924f67af00d77bcce8a6a587b034fa0476b954a66e259c8",
+    "meta_data_long.json": "6008fed8ef8f195a20a239356425278d50a7e2a54cab6b4685730c2140f199d4",
+    "location_cg_fo.json": "4486b3a7dcc029c3e2c05a242d9e6f2e8175a08590253c4ebecc228fe4b394da",
+    "location_cg_so.json": "ef3a711096b660a3a23bf9103d1a2b9babf9b57ed516f233d46f65fd8079f2b3",
+    "location_fg_fo_new.json": "957b153a8dd55aa1495a82bda59397004bbf83c87c1039bd917ee6d02f7f29c2",
+    "location_fg_so_new.json": "cddb5437c2697be99ce3642240b96af513f69ee06be7fe975b5ce02f8bfcfeb8",
+    "multihop_fo.json": "fcd394c8aa4d080d0d5a8298dd62504dea7435935db7c7887792cd623f6dc121",
+    "multihop_so.json": "f7fdc822dc5cc806b07735013a89a2e1879484010661523defbdcd8ef13d9561",
+    "attitude.json": "8c1d0cdd68d60ea6534700ae3d67436fb9a5b6c9cfab84c0d70185c9222e4047",
+}
+
+BENCHMARK = register(Benchmark(
+    name="opentom",
+    title="OpenToM",
+    suites=("main",),
+    unit="story",
+    data_dir="opentom",
+    required=(f"{DATA}/meta_data.json", *(f"{DATA}/{f}" for f in QUESTION_FILES)),
+    load=load,
+    judge=judge,
+    summarize=summarize,
+    sources=tuple(Source(url=f"{_RAW}/{DATA}/{f}", dest=f"{DATA}/{f}", sha256=digest)
+                  for f, digest in SHA256.items()),
+    paper="Xu et al., ACL 2024",
+))

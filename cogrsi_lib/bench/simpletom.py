@@ -1,0 +1,133 @@
+"""SimpleToM (Gu et al., ICLR 2026): explicit vs. applied ToM on short stories.
+
+No sample could be obtained here (the release is on the Hugging Face hub,
+``allenai/SimpleToM``), so this loader is written against the hub files' documented format and
+tested on a synthetic fixture in it (``tests/fixtures/bench/simpletom``).  The release has one
+``test.jsonl`` per question set: ``mental-state-qa`` (is the character aware of the key
+information?), ``behavior-qa`` (what will the character do next?) and ``judgment-qa`` (is the
+behaviour reasonable?).  Each line has ``id`` (e.g. ``gen1169_sev3_aware``: the story id and
+a question-set suffix, ``aware``/``action``/``judge``), ``story``, ``question``,
+``scenario_name``, ``choices`` (``{"text": [...], "label": ["A", "B"]}``) and ``answerKey``.
+
+Scoring (the authors' ``inference/utils.py``, ``process_answer``): drop "answer:", then the
+first ``(A)``-style mark decides; else a unique ``(A``; else a unique bare capital letter;
+anything else is not an answer.  CogRSI scores behaviour and judgment (App. E.2, Table 10):
+the headline is their mean.  Mental-state awareness is reported separately; its gold answer
+is "No" throughout, so a constant "No" scores 100% on it (CogRSI Table 22 note).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from cogrsi_lib.bench.registry import Benchmark, Source, register
+from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
+from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by, right
+
+QUESTION_SETS = {"mental-state-qa": "mental-state", "behavior-qa": "behavior",
+                 "judgment-qa": "judgment"}
+SCORED = ("behavior", "judgment")
+FIELDS = ("id", "story", "question", "scenario_name", "choices", "answerKey")
+
+
+def load(root: Path) -> list[Item]:
+    """The three question sets (``<set>/test.jsonl``)."""
+    items: list[Item] = []
+    for folder, qtype in QUESTION_SETS.items():
+        path = root / folder / "test.jsonl"
+        with path.open(encoding="utf-8") as f:
+            for lineno, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                record = f"line {lineno}"
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise BenchmarkFormatError(path, record, f"not JSON ({err})") from err
+                missing = [k for k in FIELDS if k not in rec]
+                if missing:
+                    raise BenchmarkFormatError(path, record,
+                                               f"missing field(s) {', '.join(missing)}")
+                choices = rec["choices"]
+                if (not isinstance(choices, dict) or len(choices.get("text", [])) !=
+                        len(choices.get("label", []))):
+                    raise BenchmarkFormatError(path, record, "choices need equal-length "
+                                                             "'text' and 'label' lists")
+                story_key = rec["id"].rsplit("_", 1)[0]
+                items.append(Item(
+                    benchmark="simpletom",
+                    id=f"simpletom/{rec['id']}",
+                    story_id=f"simpletom/{story_key}",
+                    context=rec["story"],
+                    question=rec["question"],
+                    question_type=qtype,
+                    gold=str(rec["answerKey"]),
+                    options=tuple(zip(choices["label"], choices["text"], strict=True)),
+                    source=f"{folder}/test.jsonl:{record}",
+                    extra={"scenario_name": rec["scenario_name"], "source_id": rec["id"]},
+                ))
+    return validate_items(items, root)
+
+
+def process_answer(reply: str, labels: Sequence[str] = ("A", "B", "C", "D")) -> str | None:
+    """The authors' ``process_answer`` (letters only; ``None`` when no single letter)."""
+    text = re.sub(r"(?ims)answer:?", "", reply).strip()
+    for label in labels:
+        if f"({label})" in text:
+            return label
+    for pattern in ("({}", "{}"):
+        found = [label for label in labels if pattern.format(label) in text]
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
+
+
+def judge(item: Item, response: str) -> Judgement:
+    parsed = process_answer(response)  # the authors look for A-D whatever the options
+    return right(parsed, parsed == item.gold)
+
+
+def summarize(items: Sequence[Item], judgements: Sequence[Judgement]) -> dict[str, float]:
+    """Headline: mean of behaviour and judgment accuracy; every set's accuracy beside it."""
+    per = mean_by(items, judgements, lambda it: it.question_type)
+    out = {f"type:{k}": v for k, v in per.items()}
+    scored = [per[k] for k in SCORED if k in per]
+    out["score"] = sum(scored) / len(scored) if scored else float("nan")
+    out["accuracy"] = accuracy(judgements)
+    return out
+
+
+def units(items: Sequence[Item], judgements: Sequence[Judgement]) -> pl.DataFrame:
+    """Behaviour and judgment questions, one cell each (headline = mean of cell means)."""
+    rows = [(it, j) for it, j in zip(items, judgements, strict=True)
+            if it.question_type in SCORED]
+    return pl.DataFrame(
+        {"unit_id": [it.id for it, _ in rows], "cluster": [it.story_id for it, _ in rows],
+         "cell": [it.question_type for it, _ in rows], "value": [j.value for _, j in rows]},
+        schema={"unit_id": pl.Utf8, "cluster": pl.Utf8, "cell": pl.Utf8, "value": pl.Float64},
+    )
+
+
+_HUB = "https://huggingface.co/datasets/allenai/SimpleToM/resolve/main"
+
+BENCHMARK = register(Benchmark(
+    name="simpletom",
+    title="SimpleToM",
+    suites=("main",),
+    unit="story",
+    data_dir="simpletom",
+    required=tuple(f"{folder}/test.jsonl" for folder in QUESTION_SETS),
+    load=load,
+    judge=judge,
+    summarize=summarize,
+    units=units,
+    sources=tuple(Source(url=f"{_HUB}/{folder}/test.jsonl", dest=f"{folder}/test.jsonl")
+                  for folder in QUESTION_SETS),
+    paper="Gu et al., ICLR 2026",
+    sample="synthetic",
+))

@@ -1,0 +1,176 @@
+"""ToMBench (Chen et al., ACL 2024): 20 bilingual tasks, 2- or 4-way multiple choice.
+
+Official format (zhchen18/ToMBench, ``data/<Task>.jsonl``): one item per line with keys
+``"能力\\nABILITY"``, ``"序号\\nINDEX"``, Chinese ``故事/问题/选项A..D``, English
+``STORY/QUESTION/OPTION-A..D`` and ``"答案\\nANSWER"``.  Traps handled here: two-choice
+items carry a bare ``NaN`` token for the missing options (not strict JSON; Python's parser
+reads it as a float), one answer is ``"A. "`` rather than ``"A"``, and ``INDEX`` is neither
+unique in a file nor within a story.
+
+As in CogRSI App. E.2, items with repeated ids are disambiguated (the id is the task and the
+line number; the original INDEX is kept in ``extra``) and options with empty text (NaN, None,
+blank) are removed before any draw.  The sampling unit is the story (task + story text).
+
+Scoring (repo ``get_results.py``): the reply's ``[[X]]`` (or ``[X]``, or else its last
+capital A-D) is the choice; accuracy per task and per ability.  The official parser answers
+"A" for a reply with no letter at all; here such a reply is malformed and wrong.  Each item
+is asked ``try_times`` = 5 times with shuffled options and the majority vote decides
+(:func:`cogrsi_lib.bench.scoring.majority_vote`); the vote is the runner's concern.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from cogrsi_lib.bench.registry import Benchmark, Source, register
+from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
+from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by, right
+
+DATA = "data"
+TASKS = (
+    "Ambiguous Story Task", "Completion of Failed Actions", "Discrepant Desires",
+    "Discrepant Emotions", "Discrepant Intentions", "Emotion Regulation", "False Belief Task",
+    "Faux-pas Recognition Test", "Hidden Emotions", "Hinting Task Test",
+    "Knowledge-Attention Links", "Knowledge-Pretend Play Links", "Moral Emotions",
+    "Multiple Desires", "Percepts-Knowledge Links", "Persuasion Story Task",
+    "Prediction of Actions", "Scalar Implicature Test", "Strange Story Task",
+    "Unexpected Outcome Test",
+)
+K_ABILITY, K_INDEX, K_ANSWER = "能力\nABILITY", "序号\nINDEX", "答案\nANSWER"
+LETTERS = ("A", "B", "C", "D")
+_ANSWER = re.compile(r"^\s*([A-D])\s*[.)]?\s*$")
+
+
+def _blank(value: object) -> bool:
+    """NaN, None or whitespace: an option with no text."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (
+        isinstance(value, str) and not value.strip())
+
+
+def _slug(task: str) -> str:
+    return task.lower().replace(" ", "-")
+
+
+def load_task(path: Path, language: str = "en") -> list[Item]:
+    """One task file (``language`` ``"en"`` or ``"zh"``)."""
+    task = path.stem
+    keys = (("STORY", "QUESTION", "OPTION-{}") if language == "en" else ("故事", "问题", "选项{}"))
+    items: list[Item] = []
+    stories: dict[str, int] = {}
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            record = f"line {lineno}"
+            try:
+                rec = json.loads(line)  # accepts the bare NaN token
+            except json.JSONDecodeError as err:
+                raise BenchmarkFormatError(path, record, f"not JSON ({err})") from err
+            for key in (K_ABILITY, K_INDEX, K_ANSWER, keys[0], keys[1]):
+                if key not in rec:
+                    raise BenchmarkFormatError(path, record, f"missing field {key!r}")
+            answer = _ANSWER.match(str(rec[K_ANSWER]))
+            if answer is None:
+                raise BenchmarkFormatError(path, record, f"answer {rec[K_ANSWER]!r} is not A-D")
+            options = tuple((lab, str(rec[keys[2].format(lab)]).strip()) for lab in LETTERS
+                            if not _blank(rec.get(keys[2].format(lab))))
+            if len(options) < 2:
+                raise BenchmarkFormatError(path, record, "fewer than two non-empty options")
+            story = str(rec[keys[0]])
+            number = stories.setdefault(story, len(stories))
+            items.append(Item(
+                benchmark="tombench",
+                id=f"tombench/{_slug(task)}/{lineno:04d}",
+                story_id=f"tombench/{_slug(task)}/s{number:03d}",
+                context=story,
+                question=str(rec[keys[1]]),
+                question_type=str(rec[K_ABILITY]).strip(),
+                gold=answer.group(1),
+                options=options,
+                source=f"{path.name}:{record}",
+                extra={"task": task, "source_index": rec[K_INDEX], "language": language},
+            ))
+    return validate_items(items, path)
+
+
+def load(root: Path, language: str = "en") -> list[Item]:
+    """All 20 tasks (2,860 items)."""
+    items: list[Item] = []
+    for task in TASKS:
+        items += load_task(root / DATA / f"{task}.jsonl", language)
+    return items
+
+
+def extract_answer(reply: str) -> str | None:
+    """``[[X]]``, else ``[X]``, else the last capital A-D of the reply, else ``None``."""
+    for pattern in ("[[{}]]", "[{}]"):
+        for letter in LETTERS:
+            if pattern.format(letter) in reply:
+                return letter
+    for char in reversed(reply):
+        if char in LETTERS:
+            return char
+    return None
+
+
+def judge(item: Item, response: str) -> Judgement:
+    parsed = extract_answer(response)
+    if parsed is not None and parsed not in item.labels:
+        parsed = None
+    return right(parsed, parsed == item.gold)
+
+
+def summarize(items: list[Item], judgements: list[Judgement]) -> dict[str, float]:
+    """Accuracy (headline), per ability (question type) and per task."""
+    out = {"score": accuracy(judgements), "accuracy": accuracy(judgements)}
+    out.update({f"type:{k}": v for k, v in mean_by(items, judgements,
+                                                     lambda it: it.question_type).items()})
+    out.update({f"task:{k}": v for k, v in mean_by(items, judgements,
+                                                     lambda it: it.extra["task"]).items()})
+    return out
+
+
+_RAW = "https://raw.githubusercontent.com/zhchen18/ToMBench/4f491f0784ed31ef93a8837615fbc48f885cf78d"
+#: sha256 of each task file at that commit (the copies in data/ are byte-identical)
+SHA256 = {
+    "Ambiguous Story Task": "c99f365b6d3d0e982228623d4328afbafe11cf9a8da3a2838ed6c846e4f154d0",
+    "Completion of Failed Actions":
+        "cb68348ef3eb53d7c6bf0e426b9279856264748b94f181ce042c91dcf56ba5af",
+    "Discrepant Desires": "73093d99923efac243e3610c393613c000b5dc04f88771c39a3b641b993a6b70",
+    "Discrepant Emotions": "100b7f05ba5b76aeaa8d2daf3897c90c6a4f08dc23b75a0dd87be0e82db11bf4",
+    "Discrepant Intentions": "d72c8353aa5b65f35073d72808996b6f8e980f7683539e25510a251ed8f1dac2",
+    "Emotion Regulation": "553d0ee61733cddfa3a9c531c3f7306c40929edc9f0e1e1dda7088ed8804c96c",
+    "False Belief Task": "1a5c38362c4c883b219381e24d7b51c1f60abd959f39b6dc3e977ca11d7abff8",
+    "Faux-pas Recognition Test": "374272690aedfe34529cb83fc4368a38960da288fb8d787a7bf50aba65dd349c",
+    "Hidden Emotions": "57d0882eafddca8fb8d81148bf4291db0c5c6bbdd3a8ad5004c445d249b05124",
+    "Hinting Task Test": "fd3a930403c7e0514e8730c48030da17d8bcd8a453e96001ca0795cbaee61afa",
+    "Knowledge-Attention Links": "9ea4c7bfc2086d4ebaa2a31cc1993ea2774f72e642d7415dbb9c9c0e21ead94f",
+    "Knowledge-Pretend Play Links":
+        "67e3d451089db0a3ac4a7702f4c6c58c2909dbe338aa53bda5e00e4cf9396242",
+    "Moral Emotions": "fac3eb293d2901b35274eab8244515b7e138e9cb3311037d5c4a0bda3810dd51",
+    "Multiple Desires": "7a49186ab802a2a199806ca191160019ae21d9ff85db9203799fb36b8960a914",
+    "Percepts-Knowledge Links": "dda5b279b926eef0e0c440cef4ef68cbebbf82fc6c7b109b213c15c2f9d94804",
+    "Persuasion Story Task": "aefef5b6beb7097370cf3bc0c6503ed8caa495530297a4b184c4c31002e23169",
+    "Prediction of Actions": "23c56589e459d253bafc2cdc0ea786fba1912c8bf388861a96042666f10b8a47",
+    "Scalar Implicature Test": "4264d1842f556f8bcfd7fd56c5058aa8c55f6001931d27d253a85d7ecc19247e",
+    "Strange Story Task": "f0a1c6e12b9d9b8b5c936ea3383b24100ef28ed6610078c1fc7bd6769d7ef914",
+    "Unexpected Outcome Test": "f4ee872c98e17480272c40d5406a8eca31eed29b455f4155b9684328bf6dbf9c",
+}
+
+BENCHMARK = register(Benchmark(
+    name="tombench",
+    title="ToMBench",
+    suites=("main",),
+    unit="story",
+    data_dir="tombench",
+    required=tuple(f"{DATA}/{t}.jsonl" for t in TASKS),
+    load=load,
+    judge=judge,
+    summarize=summarize,
+    sources=tuple(Source(url=f"{_RAW}/{DATA}/{t.replace(' ', '%20')}.jsonl",
+                         dest=f"{DATA}/{t}.jsonl", sha256=SHA256[t]) for t in TASKS),
+    paper="Chen et al., ACL 2024",
+))

@@ -1,0 +1,25 @@
+"""Statistics: paired cluster bootstraps, seed/scenario bootstraps, Holm (CogRSI §3, E.3)."""
+
+from cogrsi_lib.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    BootstrapResult,
+    align_paired,
+    cluster_bootstrap,
+    construct_effects,
+    paired_bootstrap,
+    resample_counts,
+    seed_scenario_bootstrap,
+)
+from cogrsi_lib.stats.multiple import holm
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "BootstrapResult",
+    "align_paired",
+    "cluster_bootstrap",
+    "construct_effects",
+    "holm",
+    "paired_bootstrap",
+    "resample_counts",
+    "seed_scenario_bootstrap",
+]
