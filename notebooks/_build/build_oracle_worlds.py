@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-import nbformat as nbf
+from nbbuild import write_notebook
 
 INTRO = """\
 # Oracle worlds
@@ -54,13 +54,8 @@ events""",
 
 
 def build(path: Path) -> None:
-    nb = nbf.v4.new_notebook()
-    params = nbf.v4.new_code_cell(PARAMS)
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [nbf.v4.new_markdown_cell(INTRO), params, *map(nbf.v4.new_code_cell, CODE)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbf.write(nb, path)
+    cells = [("markdown", INTRO), ("parameters", PARAMS), *(("code", c) for c in CODE)]
+    write_notebook(path, cells)
 
 
 if __name__ == "__main__":

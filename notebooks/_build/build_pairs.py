@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-import nbformat as nbf
+from nbbuild import write_notebook
 
 PARAMS = """\
 # Small defaults for CI (nbval): 2 pairs per variant; `dvc repro` passes params.yaml[pairs].
@@ -60,18 +60,7 @@ CELLS = [
 
 
 def build(path: Path) -> None:
-    nb = nbf.v4.new_notebook()
-    params = nbf.v4.new_code_cell(PARAMS)
-    params.metadata["tags"] = ["parameters"]
-    cells = [nbf.v4.new_markdown_cell(CELLS[0][1]), params]
-    for kind, src in CELLS[1:]:
-        cells.append(nbf.v4.new_code_cell(src) if kind == "code" else nbf.v4.new_markdown_cell(src))
-    for i, cell in enumerate(cells):
-        cell.id = f"pairs-{i:02d}"  # stable ids: rebuilding gives the same file
-    nb.cells = cells
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbf.write(nb, path)
+    write_notebook(path, [CELLS[0], ("parameters", PARAMS), *CELLS[1:]])
 
 
 if __name__ == "__main__":
