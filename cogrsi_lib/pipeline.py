@@ -35,6 +35,7 @@ __all__ = [
     "repo_path",
     "resolve_out_dir",
     "run_stage",
+    "write_notebook",
 ]
 
 ROOT_MARKERS = ("dvc.yaml", "params.yaml")
@@ -187,4 +188,28 @@ def _scrub(path: Path, root: Path) -> None:
         cell_meta = cell.metadata.get("papermill", {})
         for key in _VOLATILE_KEYS:
             cell_meta.pop(key, None)
+    nbformat.write(nb, path)
+
+
+def write_notebook(path: str | Path, cells: list[tuple[str, str]]) -> None:
+    """Write a stage notebook from ``(kind, source)`` cells, outputs empty, cell ids stable.
+
+    ``kind`` is ``markdown``, ``code`` or ``parameters`` (a code cell tagged ``parameters``),
+    so rebuilding a notebook from its build script gives a byte-identical file.
+    """
+    path = Path(path)
+    nb = nbformat.v4.new_notebook()
+    for i, (kind, source) in enumerate(cells):
+        if kind == "markdown":
+            cell = nbformat.v4.new_markdown_cell(source)
+        elif kind in ("code", "parameters"):
+            cell = nbformat.v4.new_code_cell(source)
+            if kind == "parameters":
+                cell.metadata["tags"] = ["parameters"]
+        else:
+            raise ValueError(f"unknown cell kind {kind!r}")
+        cell.id = f"{path.stem}-{i:02d}"
+        nb.cells.append(cell)
+    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3",
+                                 "language": "python"}
     nbformat.write(nb, path)

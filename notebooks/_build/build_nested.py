@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from nbbuild import write_notebook
+from cogrsi_lib.pipeline import write_notebook
 
 PARAMS = """\
 # Small defaults for CI (nbval); `dvc repro` passes params.yaml[nested].
