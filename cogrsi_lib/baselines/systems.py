@@ -1,0 +1,254 @@
+"""Baselines on the same backend and token accounting as the reader (CogRSI §5, G.7).
+
+- zero-shot: one greedy direct answer.
+- chain of thought (Kojima et al., 2022): one greedy "think step by step" answer.
+- self-consistency (Wang et al., 2023), k=6 and k=9: k chain-of-thought samples at 0.7, vote.
+  (Sample i of SC-6 and SC-9 is the same cache entry, so SC-6 costs nothing after SC-9, yet
+  is still counted at its full cost.)
+- SimToM (Wilf et al., 2024): one perspective-taking call ("which events does X know
+  about?"), then the answer from that perspective; SimToM+SC answers with six samples.
+- PercepToM (Jung et al., 2024): the perception call (the reader's own request, so its cache
+  entry is shared), the story filtered to what the target character(s) perceived, then the
+  answer; PercepToM+SC answers with six samples.
+
+With one answering sample the answer is greedy and direct, as in the original methods; with
+six it is sampled at the reader's temperature with reasoning, as self-consistency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
+from cogrsi_lib.reader import prompts
+from cogrsi_lib.reader.items import ReaderItem, question_characters
+from cogrsi_lib.reader.reader import perception_record, run_perception
+from cogrsi_lib.reader.records import ItemRecord, PerceptionRecord, SampleRecord, new_record
+from cogrsi_lib.reader.system import SamplingConfig, parse_samples
+from cogrsi_lib.reader.views import filtered_view, plain_view
+from cogrsi_lib.reader.vote import ranked
+
+SIMTOM_NARRATIVE = "\n".join(
+    [
+        "Your job is to output only the events that {char} knows about.",
+        "Rules:",
+        "1. A character knows about every event they take part in.",
+        "2. A character who is in a location knows about every event that happens there while"
+        " they are present: characters entering or leaving, where objects are, and objects"
+        " being moved.",
+        "3. A character who has left a location knows nothing of what happens there until they"
+        " return.",
+        "",
+        "{view}",
+        "",
+        "What events does {char} know about? Output only those events, in order, without"
+        " explanation.",
+    ]
+)
+
+SIMTOM_CONVERSATION = "\n".join(
+    [
+        "Your job is to output only the utterances that {char} heard.",
+        "Rules:",
+        "1. A character hears every utterance said while they are part of the conversation,"
+        " including their own.",
+        "2. A character who has left, or has not yet joined, does not hear what is said meanwhile.",
+        "",
+        "{view}",
+        "",
+        "Which utterances did {char} hear? Output only those utterances, in order, without"
+        " explanation.",
+    ]
+)
+
+
+class _Base:
+    name = "baseline"
+
+    def __init__(
+        self, backend: Backend, config: SamplingConfig | None = None, name: str | None = None
+    ):
+        self.backend = backend
+        self.config = config or SamplingConfig()
+        if name:
+            self.name = name
+
+    def _greedy(self, max_tokens: int) -> SamplingParams:
+        return SamplingParams(n=1, temperature=0.0, max_tokens=max_tokens, seed=self.config.seed)
+
+    def _sampled(self, n: int) -> SamplingParams:
+        c = self.config
+        return SamplingParams(
+            n=n,
+            temperature=c.temperature,
+            top_p=c.top_p,
+            max_tokens=c.sample_max_tokens,
+            seed=c.seed,
+        )
+
+    def _finish(
+        self, rec: ItemRecord, item: ReaderItem, samples: list[SampleRecord], answers
+    ) -> None:
+        rec.samples = samples
+        counts = ranked(answers, [])
+        leader = counts[0][0] if counts else None
+        rec.answer = leader
+        rec.answer_text = item.option_text(leader)
+        rec.status = "ok" if leader is not None else "unparsed"
+        rec.vote = {
+            "counts": [[a, n] for a, n in counts],
+            "leader": leader,
+            "unparsed": sum(a is None for a in answers),
+        }
+
+
+class SinglePrompt(_Base):
+    """Zero-shot, chain of thought and self-consistency: one prompt, ``k`` samples, a vote."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        config: SamplingConfig | None = None,
+        *,
+        k: int = 1,
+        think: bool = True,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(backend, config, name)
+        self.k, self.think = k, think
+
+    def _params(self) -> SamplingParams:
+        if self.k > 1:
+            return self._sampled(self.k)
+        mt = self.config.sample_max_tokens if self.think else self.config.direct_max_tokens
+        return self._greedy(mt)
+
+    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        think = prompts.THINK_PLAIN if self.think else prompts.THINK_NONE
+        reqs = [
+            Request(prompts.answer_messages(it, plain_view(it), think=think), self._params())
+            for it in items
+        ]
+        recs = []
+        for it, cs in zip(items, self.backend.generate(reqs), strict=True):
+            rec = new_record(self.name, it)
+            rec.perception = PerceptionRecord("none")
+            s, a = parse_samples(it, "plain", cs, rec.ledger, "sample")
+            self._finish(rec, it, s, a)
+            recs.append(rec)
+        return recs
+
+
+class SimToM(_Base):
+    """Perspective-taking, then answering from the perspective (``n`` answering samples)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        config: SamplingConfig | None = None,
+        *,
+        n: int = 1,
+        name: str | None = None,
+    ):
+        super().__init__(backend, config, name or ("simtom" if n == 1 else f"simtom_sc{n}"))
+        self.n = n
+
+    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        recs = [new_record(self.name, it) for it in items]
+        chars = [question_characters(it)[:1] for it in items]
+        persp_idx = [i for i, c in enumerate(chars) if c]
+        reqs = []
+        for i in persp_idx:
+            it = items[i]
+            tmpl = SIMTOM_CONVERSATION if it.kind == "conversation" else SIMTOM_NARRATIVE
+            text = tmpl.format(char=chars[i][0], view=plain_view(it))
+            reqs.append(
+                Request((Message("user", text),), self._greedy(self.config.perspective_max_tokens))
+            )
+        perspectives: dict[int, str] = {}
+        for i, cs in zip(persp_idx, self.backend.generate(reqs), strict=True):
+            recs[i].ledger.add("perspective", cs)
+            perspectives[i] = cs[0].text.strip()
+            recs[i].extra["perspective"] = perspectives[i]
+        ans_reqs = []
+        for i, it in enumerate(items):
+            recs[i].perception = PerceptionRecord("none")
+            if i in perspectives:
+                char = chars[i][0]
+                view = f"Here is what {char} knows:\n{perspectives[i] or '(nothing)'}"
+                msgs = prompts.answer_messages(
+                    it, view, think=self._think(), preamble=f"You are {char}."
+                )
+            else:  # no character to take the perspective of: the plain story, recorded
+                recs[i].extra["perspective"] = None
+                msgs = prompts.answer_messages(it, plain_view(it), think=self._think())
+            ans_reqs.append(Request(msgs, self._answer_params()))
+        for i, cs in enumerate(self.backend.generate(ans_reqs)):
+            view = "perspective" if i in perspectives else "plain"
+            s, a = parse_samples(items[i], view, cs, recs[i].ledger, "sample")
+            self._finish(recs[i], items[i], s, a)
+        return recs
+
+    def _think(self) -> str:
+        return prompts.THINK_PLAIN if self.n > 1 else prompts.THINK_NONE
+
+    def _answer_params(self) -> SamplingParams:
+        return self._sampled(self.n) if self.n > 1 else self._greedy(self.config.direct_max_tokens)
+
+
+class PercepToM(SimToM):
+    """Perception, the story filtered to the target's perceptions, then the answer."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        config: SamplingConfig | None = None,
+        *,
+        n: int = 1,
+        per_line_tokens: int = 12,
+        name: str | None = None,
+    ):
+        _Base.__init__(
+            self, backend, config, name or ("perceptom" if n == 1 else f"perceptom_sc{n}")
+        )
+        self.n = n
+        self.per_line_tokens = per_line_tokens
+
+    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        recs = [new_record(self.name, it) for it in items]
+        views: list[tuple[str, str]] = []
+        for i, (res, cs) in enumerate(
+            run_perception(self.backend, items, self.config, self.per_line_tokens)
+        ):
+            it = items[i]
+            recs[i].ledger.add("perception", cs)
+            recs[i].perception = perception_record(res, cs[0].text, cs[0].from_cache)
+            chars = question_characters(it, res.perception.names()) if res.perception else []
+            recs[i].extra["characters"] = chars
+            if res.perception is not None and chars:
+                views.append(("filtered", filtered_view(it, res.perception, chars)))
+            else:  # malformed perception or nobody to filter for: the plain story, counted
+                views.append(("plain", plain_view(it)))
+        reqs = [
+            Request(prompts.answer_messages(it, v, think=self._think()), self._answer_params())
+            for it, (_, v) in zip(items, views, strict=True)
+        ]
+        for i, cs in enumerate(self.backend.generate(reqs)):
+            s, a = parse_samples(items[i], views[i][0], cs, recs[i].ledger, "sample")
+            self._finish(recs[i], items[i], s, a)
+        return recs
+
+
+def zero_shot(backend: Backend, config: SamplingConfig | None = None) -> SinglePrompt:
+    return SinglePrompt(backend, config, k=1, think=False, name="zero_shot")
+
+
+def chain_of_thought(backend: Backend, config: SamplingConfig | None = None) -> SinglePrompt:
+    return SinglePrompt(backend, config, k=1, think=True, name="cot")
+
+
+def self_consistency(
+    backend: Backend, config: SamplingConfig | None = None, k: int = 6
+) -> SinglePrompt:
+    return SinglePrompt(backend, config, k=k, think=True, name=f"sc{k}")

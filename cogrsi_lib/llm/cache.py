@@ -1,0 +1,173 @@
+"""Content-addressed completion cache (DESIGN.md ``llm/``; reproducible reruns and DVC stages).
+
+The key of one sample is the sha256 of the canonical JSON of
+``{backend identity, messages, sampling fields, sample index}``. Entries are JSON files
+``<dir>/<key[:2]>/<key>.json`` written atomically (temporary file in the same folder, then
+``os.replace``), so concurrent writers and interrupted runs never leave a torn entry. A file
+that cannot be read back is treated as a miss and rewritten (and counted in ``stats``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.types import Completion, Job, sha256_json
+
+CACHE_FORMAT = 1
+
+
+def cache_key(identity: str, job: Job) -> str:
+    """The content address of one sample."""
+    return sha256_json(key_payload(identity, job))
+
+
+def key_payload(identity: str, job: Job) -> dict[str, Any]:
+    return {
+        "format": CACHE_FORMAT,
+        "model": identity,
+        "messages": job.request.messages_dicts(),
+        "sampling": job.request.params.key_fields(),
+        "sample_index": job.index,
+    }
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    corrupt: int = 0
+    writes: int = 0
+
+
+class CompletionCache:
+    """A folder of content-addressed completions."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.stats = CacheStats()
+        self._lock = threading.Lock()
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Completion | None:
+        p = self.path(key)
+        try:
+            raw = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            with self._lock:
+                self.stats.misses += 1
+            return None
+        try:
+            data = json.loads(raw)
+            if data.get("key") != key:
+                raise ValueError("key mismatch")
+            c = data["completion"]
+            out = Completion(
+                text=str(c["text"]),
+                prompt_tokens=int(c["prompt_tokens"]),
+                completion_tokens=int(c["completion_tokens"]),
+                finish_reason=str(c.get("finish_reason", "stop")),
+                index=int(data["request"]["sample_index"]),
+                latency_s=0.0,
+                from_cache=True,
+                model=str(c.get("model", "")),
+                cache_key=key,
+            )
+        except (ValueError, KeyError, TypeError):
+            with self._lock:
+                self.stats.corrupt += 1
+                self.stats.misses += 1
+            return None
+        with self._lock:
+            self.stats.hits += 1
+        return out
+
+    def put(self, key: str, payload: dict[str, Any], completion: Completion) -> None:
+        p = self.path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        record = {
+            "key": key,
+            "request": payload,
+            "completion": {
+                "text": completion.text,
+                "prompt_tokens": completion.prompt_tokens,
+                "completion_tokens": completion.completion_tokens,
+                "finish_reason": completion.finish_reason,
+                "model": completion.model,
+                "latency_s": completion.latency_s,
+            },
+        }
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=p.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(record, fh, ensure_ascii=False, sort_keys=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, p)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        with self._lock:
+            self.stats.writes += 1
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*.json"))
+
+
+class CachedBackend(Backend):
+    """Wrap a backend with a :class:`CompletionCache`: hits are replayed, misses generated.
+
+    Replayed completions carry ``from_cache=True`` and ``latency_s=0``; fresh ones are stored
+    before they are returned. Every completion carries its ``cache_key``.
+    """
+
+    def __init__(self, inner: Backend, cache: CompletionCache | str | os.PathLike[str]) -> None:
+        self.inner = inner
+        self.cache = cache if isinstance(cache, CompletionCache) else CompletionCache(cache)
+        self.kind = inner.kind
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    def complete(self, jobs: Sequence[Job]) -> list[Completion]:
+        ident = self.identity
+        keys = [cache_key(ident, j) for j in jobs]
+        out: list[Completion | None] = [self.cache.get(k) for k in keys]
+        # a job repeated inside one batch is generated once
+        first_pos: dict[str, int] = {}
+        todo: list[int] = []
+        for pos, (k, c) in enumerate(zip(keys, out, strict=True)):
+            if c is None and k not in first_pos:
+                first_pos[k] = pos
+                todo.append(pos)
+        if todo:
+            fresh = self.inner.complete([jobs[p] for p in todo])
+            for p, c in zip(todo, fresh, strict=True):
+                c = replace(c, cache_key=keys[p], from_cache=False)
+                self.cache.put(keys[p], key_payload(ident, jobs[p]), c)
+                out[p] = c
+        for pos, k in enumerate(keys):
+            if out[pos] is None:
+                src = out[first_pos[k]]
+                assert src is not None
+                out[pos] = replace(src, from_cache=True, latency_s=0.0)
+        return [c for c in out if c is not None]
+
+    def close(self) -> None:
+        self.inner.close()

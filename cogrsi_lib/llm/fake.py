@@ -1,0 +1,72 @@
+"""A scripted backend: deterministic replies chosen by the caller (tests, dry runs, notebooks).
+
+``ScriptedBackend(responder)`` calls ``responder(job)`` for every sample; the responder sees
+the full request (messages, sampling settings) and the sample index, and returns the reply
+text. Token counts are whitespace words, so tests can predict them exactly. Every job it was
+asked for is logged in ``jobs`` (in order) and every ``complete`` batch in ``batches``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from cogrsi_lib.llm.backend import Backend, count_words
+from cogrsi_lib.llm.types import Completion, Job
+
+Responder = Callable[[Job], str]
+
+
+def prompt_text(job: Job) -> str:
+    """All message contents of a job's request, joined by newlines."""
+    return "\n".join(m.content for m in job.request.messages)
+
+
+class ScriptedBackend(Backend):
+    """A backend whose replies come from a Python function."""
+
+    kind = "fake"
+
+    def __init__(self, responder: Responder | str = "Answer: unknown", model: str = "scripted"):
+        if isinstance(responder, str):
+            text = responder
+            self._responder: Responder = lambda _job: text
+        else:
+            self._responder = responder
+        self._model = model
+        self.jobs: list[Job] = []
+        self.batches: list[int] = []
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def complete(self, jobs: Sequence[Job]) -> list[Completion]:
+        out: list[Completion] = []
+        with self._lock:
+            self.batches.append(len(jobs))
+            self.jobs.extend(jobs)
+        for j in jobs:
+            text = self._responder(j)
+            words = count_words(text)
+            limited = words > j.request.params.max_tokens
+            if limited:
+                text = " ".join(text.split()[: j.request.params.max_tokens])
+            out.append(
+                Completion(
+                    text=text,
+                    prompt_tokens=count_words(prompt_text(j)),
+                    completion_tokens=min(words, j.request.params.max_tokens),
+                    finish_reason="length" if limited else "stop",
+                    index=j.index,
+                    latency_s=0.0,
+                    model=self._model,
+                )
+            )
+        return out
+
+    @property
+    def calls(self) -> int:
+        """How many samples the backend itself produced."""
+        return len(self.jobs)

@@ -1,0 +1,72 @@
+"""What a loop, a stage or a notebook sees of any answering system (DESIGN.md, GEPA's adapter).
+
+The loops improve "something that answers these items under this principle": the grounded
+reader, a baseline, or PDDL-Mind. All of them implement :class:`System`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from cogrsi_lib.llm.accounting import CallLedger
+from cogrsi_lib.llm.parsing import parse_answer
+from cogrsi_lib.llm.types import Completion
+from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.records import ItemRecord, SampleRecord
+
+
+@runtime_checkable
+class System(Protocol):
+    name: str
+
+    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        """One record per item, in order."""
+        ...
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """Sampling settings shared by the reader and the baselines (CogRSI §4.1, G.1).
+
+    The paper samples at temperature 0.7 with a 1,024-token output cap; on the embedded CPU
+    model smaller caps keep a run short.
+    """
+
+    temperature: float = 0.7
+    top_p: float = 1.0
+    sample_max_tokens: int = 1024
+    direct_max_tokens: int = 32
+    perception_max_tokens: int = 1024
+    arbitration_max_tokens: int = 512
+    perspective_max_tokens: int = 512
+    seed: int = 0
+
+
+def chunks(items: Sequence[ReaderItem], size: int) -> Iterator[Sequence[ReaderItem]]:
+    for i in range(0, len(items), max(1, size)):
+        yield items[i : i + size]
+
+
+def run_system(
+    system: System, items: Sequence[ReaderItem], batch_size: int = 64
+) -> list[ItemRecord]:
+    """Answer items in batches (each batch is one phase-by-phase pass of the system)."""
+    out: list[ItemRecord] = []
+    for batch in chunks(items, batch_size):
+        out.extend(system.answer_batch(batch))
+    return out
+
+
+def parse_samples(
+    item: ReaderItem, view: str, completions: Sequence[Completion], ledger: CallLedger, role: str
+) -> tuple[list[SampleRecord], list[str | None]]:
+    """Parse answering samples strictly; record them and count their calls under ``role``."""
+    ledger.add(role, completions)
+    recs, answers = [], []
+    for c in completions:
+        p = parse_answer(c.text, item.options, item.labels)
+        recs.append(SampleRecord.of(view, c, p.value, p.status, p.reason))
+        answers.append(p.value)
+    return recs, answers

