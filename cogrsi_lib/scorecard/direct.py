@@ -1,0 +1,47 @@
+"""The bare-model condition: minimal task instructions, one greedy JSON reply (plan §6.2, §4).
+
+The prompt is Suite A's: the context, the question, the options and the reply format
+``{"answer": ..., "confidence": ...}``; no chain of thought is asked for (plan §4: "Do
+not require chain-of-thought").  It is also the frozen prompt under which a model is a
+self-prediction target (§19 Experiment 5) and the comparison condition of the §10 prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
+from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.scorecard.answers import answer_format, json_record, parse_json_answer
+
+DEFAULT_MAX_TOKENS = 64
+
+
+def direct_prompt(item: ReaderItem) -> str:
+    """Context, question, options and the strict reply format."""
+    options = f"\nOptions: {', '.join(item.options)}" if item.options else ""
+    return f"{item.context.strip()}\n\n{item.question}{options}\n{answer_format(item)}"
+
+
+class DirectSystem:
+    """One greedy call per item; the reply is parsed strictly (a :class:`System`)."""
+
+    def __init__(
+        self, backend: Backend, name: str = "bare", max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> None:
+        self.backend = backend
+        self.name = name
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    def params(self) -> SamplingParams:
+        return SamplingParams(n=1, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
+
+    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        reqs = [Request((Message("user", direct_prompt(it)),), self.params()) for it in items]
+        outs = self.backend.generate(reqs)
+        return [json_record(self.name, it, cs[0], parse_json_answer(cs[0].text, it))
+                for it, cs in zip(items, outs, strict=True)]

@@ -1,0 +1,147 @@
+"""Fix phase 1: the recursive-perspective prompt (plan §10, §18 intervention order 1).
+
+No free chain of thought: the model fills a compact external state, one slot per line,
+built only for the agents the question names, then answers::
+
+    WORLD: <where the object is now>
+    A_OBSERVED: ...            (one per distinct agent of the chain)
+    A_MODEL_OF_B: ...          (depth 2)
+    A_MODEL_OF_B_MODEL_OF_C: ...  (depth 3, and so on)
+    ANSWER: <one of the options>
+    CONFIDENCE: <0..1>
+
+The goal is perspective isolation, not verbose reasoning, so parsing is strict: exactly
+these lines in this order, each at most ``max_slot_words`` words, nothing else.  With
+``state=False`` only ANSWER and CONFIDENCE are asked for: the same format with the
+state construction disabled, which is this intervention's ablation (Gate E, §16).
+Items without a belief chain (``meta["chain"]``) are not belief questions; they go to the
+bare prompt, so the other suites measure the same model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.parsing import normalise_free_text
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
+from cogrsi_lib.nested.reply import Reply
+from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.scorecard.answers import item_chain, json_record
+from cogrsi_lib.scorecard.direct import DirectSystem
+
+MARKER = "Build only the state required for the answer"
+MAX_SLOT_WORDS = 25
+_LINE = re.compile(r"^\s*([A-Za-z0-9_]+)\s*:\s*(.*?)\s*$")
+
+
+def slot_key(agent: str) -> str:
+    """An agent's name as a slot prefix: upper case, other characters as underscores."""
+    return re.sub(r"[^A-Z0-9]+", "_", agent.upper()).strip("_") or "AGENT"
+
+
+def state_slots(chain: Sequence[str]) -> list[tuple[str, str]]:
+    """The state slots for ``chain`` with what each one holds, in order (ANSWER excluded)."""
+    slots = [("WORLD", "where the {object} is now")]
+    for agent in dict.fromkeys(chain):
+        slots.append((f"{slot_key(agent)}_OBSERVED",
+                      f"what {agent} saw or was told about the {{object}}, in a few words"))
+    for k in range(2, len(chain) + 1):
+        name = "_MODEL_OF_".join(slot_key(a) for a in chain[:k])
+        text = " thinks ".join(chain[:k])
+        slots.append((name, f"where {text} thinks the {{object}} is"))
+    return slots
+
+
+def slot_names(chain: Sequence[str], state: bool = True) -> list[str]:
+    """Every line name the reply must have, in order."""
+    names = [n for n, _ in state_slots(chain)] if state else []
+    return [*names, "ANSWER", "CONFIDENCE"]
+
+
+def perspective_prompt(item: ReaderItem, chain: Sequence[str], state: bool = True) -> str:
+    """The §10 prompt for one belief question."""
+    obj = str(item.meta.get("object", "object")) if item.meta else "object"
+    lines = [f"{n}: <{d.format(object=obj)}>" for n, d in state_slots(chain)] if state else []
+    lines += ["ANSWER: <one of the options>",
+              "CONFIDENCE: <probability from 0 to 1 that the answer is correct>"]
+    head = (f"{MARKER}, one line per slot, in this order:" if state
+            else "Reply with exactly these two lines, in this order:")
+    return (
+        f"{item.context.strip()}\n\nTarget query: {item.question}\n"
+        f"Options: {', '.join(item.options or ())}\n{head}\n" + "\n".join(lines)
+        + f"\nWrite nothing else: no reasoning, no other lines, at most {MAX_SLOT_WORDS} "
+        "words per line."
+    )
+
+
+def parse_perspective(
+    text: str, item: ReaderItem, chain: Sequence[str], state: bool = True,
+    max_slot_words: int = MAX_SLOT_WORDS,
+) -> tuple[Reply, dict[str, str]]:
+    """Strict parse: the slots in order and nothing else; returns the reply and the state."""
+    want = slot_names(chain, state)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) != len(want):
+        return Reply(error=f"{len(lines)} lines, expected {len(want)} ({', '.join(want)})"), {}
+    got: dict[str, str] = {}
+    for line, name in zip(lines, want, strict=True):
+        m = _LINE.match(line)
+        if not m or m.group(1).upper() != name:
+            return Reply(error=f"expected a line '{name}: ...', got {line.strip()[:60]!r}"), got
+        value = m.group(2)
+        if not value:
+            return Reply(error=f"slot {name} is empty"), got
+        if len(value.split()) > max_slot_words:
+            return Reply(error=f"slot {name} is longer than {max_slot_words} words"), got
+        got[name] = value
+    options = {normalise_free_text(o): o for o in item.options or ()}
+    answer = options.get(normalise_free_text(got["ANSWER"]))
+    if answer is None:
+        return Reply(error=f"answer {got['ANSWER']!r} is not one of the options"), got
+    try:
+        conf = float(got["CONFIDENCE"])
+    except ValueError:
+        return Reply(error="confidence is not a number"), got
+    if not 0 <= conf <= 1:
+        return Reply(error=f"confidence {conf} is outside [0, 1]"), got
+    state_only = {k: v for k, v in got.items() if k not in ("ANSWER", "CONFIDENCE")}
+    return Reply(answer=answer, confidence=conf), state_only
+
+
+class PerspectiveSystem:
+    """The recursive-perspective prompt as a reader variant (a :class:`System`)."""
+
+    def __init__(
+        self, backend: Backend, name: str = "perspective", state: bool = True,
+        max_tokens: int = 160, seed: int = 0,
+    ) -> None:
+        self.backend = backend
+        self.name = name
+        self.state = state
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.fallback = DirectSystem(backend, name=name, seed=seed)
+
+    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        out: list[ItemRecord | None] = [None] * len(items)
+        belief = [i for i, it in enumerate(items) if item_chain(it) is not None and it.options]
+        other = [i for i in range(len(items)) if i not in set(belief)]
+        params = SamplingParams(n=1, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
+        reqs = [Request((Message("user", perspective_prompt(items[i], item_chain(items[i]) or (),
+                                                          self.state)),), params)
+                for i in belief]
+        for i, cs in zip(belief, self.backend.generate(reqs) if reqs else [], strict=True):
+            chain = item_chain(items[i]) or ()
+            reply, st = parse_perspective(cs[0].text, items[i], chain, self.state)
+            rec = json_record(self.name, items[i], cs[0], reply, view="perspective")
+            rec.extra["state"] = st
+            out[i] = rec
+        if other:
+            for i, rec in zip(other, self.fallback.answer_batch([items[i] for i in other]),
+                              strict=True):
+                rec.extra["route"] = "bare"
+                out[i] = rec
+        return [r for r in out if r is not None]

@@ -1,0 +1,234 @@
+"""The ``scorecard`` stage: parameters, frozen items, backends, runs and gates (plan §18).
+
+The notebook calls these in order: :func:`stage_params` checks ``params.yaml: scorecard``;
+:func:`freeze` draws every suite's items once (Suite A items and Gate A, their Suite B
+pairs, the games, the Suite D tasks) plus the replication items on a new seed (Gate D);
+:func:`make_backend` gives the model (the scripted model by default, the embedded CPU
+model or any ``llm`` backend settings on request); :func:`run_variants` answers the
+frozen items with each reader variant; :func:`decide` runs Gates B-E for each
+intervention and records every outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import polars as pl
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.config import build_backend
+from cogrsi_lib.nested import (
+    Generation,
+    NestedConfig,
+    baseline_curves,
+    baseline_table,
+    generate,
+    integrity_table,
+)
+from cogrsi_lib.scorecard.applied import applied_items
+from cogrsi_lib.scorecard.direct import DirectSystem
+from cogrsi_lib.scorecard.gates import (
+    Decision,
+    GateConfig,
+    GateOutcome,
+    Replication,
+    gate_a,
+    gate_b,
+    gate_c,
+    gate_d,
+    gate_e,
+)
+from cogrsi_lib.scorecard.runs import Suites, SystemRun, run_suites
+from cogrsi_lib.scorecard.scripted import ScriptedModel, Skill
+from cogrsi_lib.scorecard.selfpred import CROSS, SelfPredConfig, Target
+from cogrsi_lib.scorecard.strategic import StrategicConfig, generate_strategic
+from cogrsi_lib.scorecard.variants import INTERVENTIONS, make_variant, needed_variants
+
+DEFAULTS: dict[str, Any] = {
+    "model": "scripted", "alt_model": "scripted-alt", "llm_cache_dir": ".cache/llm",
+    "n_per_cell": 10, "n_agents": 4, "n_containers": 4, "min_events": 8, "max_events": 16,
+    "seed": 5, "replication_seed": 17, "applied_depths": [1, 2, 3],
+    "n_per_game": 3, "strategic_seed": 3, "history_length": 10, "opponent_noise": 0.15,
+    "selfpred_classes": ["colour"], "selfpred_test": 4,
+    "observation_counts": [0, 5, 10, 20], "selfpred_seed": 7,
+    "interventions": ["perspective", "store"], "bootstrap_resamples": 500, "gates": {},
+}
+
+# The alternate scripted model of Gate D: a weaker bare prompt, the same interventions.
+ALT_SKILLS = {
+    "bare": Skill(depth_limit=1, leak_period=3, gap_period=2, confidence=0.6),
+    "perspective": Skill(depth_limit=3, leak_period=6, confidence=0.7),
+    "store": Skill(depth_limit=4, confidence=0.85),
+}
+# Suite D's cross-agent target and its changed policy (preferred option per task class).
+OTHER_PREFERENCES = {"colour": 2, "number": 3, "place": 1}
+CHANGED_PREFERENCES = {"colour": 3, "number": 0, "place": 0}
+
+
+def stage_params(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The stage's parameters: defaults overridden by ``given``; unknown keys are an error."""
+    unknown = sorted(set(given) - set(DEFAULTS) - {"out_dir"})
+    if unknown:
+        raise ValueError(f"unknown scorecard parameters: {unknown}")
+    p = {**DEFAULTS, **{k: v for k, v in given.items() if k != "out_dir"}}
+    bad = sorted(set(p["interventions"]) - set(INTERVENTIONS))
+    if bad:
+        raise ValueError(f"unknown interventions {bad}; known: {sorted(INTERVENTIONS)}")
+    scripted = ("scripted", "scripted-alt")
+    if p["model"] not in scripted and p["alt_model"] in scripted:
+        raise ValueError("a scripted alternate model cannot replicate a real model's result: "
+                         "set alt_model to another model, or to null (Gate D then not run)")
+    known_gates = set(GateConfig.__dataclass_fields__)
+    if set(p["gates"]) - known_gates:
+        raise ValueError(f"unknown gate settings: {sorted(set(p['gates']) - known_gates)}")
+    return p
+
+
+def gate_config(p: Mapping[str, Any]) -> GateConfig:
+    g = dict(p["gates"])
+    for key in ("deep_depths", "shallow_depths"):
+        if key in g:
+            g[key] = tuple(g[key])
+    return GateConfig(**({"n_resamples": p["bootstrap_resamples"]} | g))
+
+
+@dataclass(frozen=True)
+class Frozen:
+    """Every frozen item set of one stage run."""
+
+    generation: Generation
+    suites: Suites
+    replication_generation: Generation
+    replication: Suites
+    integrity: pl.DataFrame
+    curves: pl.DataFrame
+
+    def all_suites(self) -> list[Suites]:
+        return [self.suites, self.replication]
+
+    def core(self) -> Suites:
+        """Suites A-B only: what Gates B, D and E read (for the alternate-model replication)."""
+        return replace(self.suites, strategic=(), selfpred=None, cross_targets=(), changed={})
+
+
+def _nested_config(p: Mapping[str, Any], seed: int) -> NestedConfig:
+    return NestedConfig(n_per_cell=p["n_per_cell"], n_agents=p["n_agents"],
+                        n_containers=p["n_containers"], min_events=p["min_events"],
+                        max_events=p["max_events"], seed=seed)
+
+
+def freeze(p: Mapping[str, Any]) -> Frozen:
+    """Draw the items once; Suites C-D and the cross targets are attached later by
+    :func:`attach_targets` (they need the backends)."""
+    gen = generate(_nested_config(p, p["seed"]))
+    table = baseline_table(gen.items)
+    curves = baseline_curves(gen.items)
+    strategic = generate_strategic(StrategicConfig(
+        n_per_game=p["n_per_game"], seed=p["strategic_seed"],
+        history_length=p["history_length"], noise=p["opponent_noise"]))
+    spc = SelfPredConfig(n_test=p["selfpred_test"], counts=tuple(p["observation_counts"]),
+                         classes=tuple(p["selfpred_classes"]), seed=p["selfpred_seed"])
+    depths = tuple(p["applied_depths"])
+    suites = Suites(tuple(gen.items), tuple(applied_items(gen.items, depths)),
+                    tuple(strategic), spc, n_resamples=p["bootstrap_resamples"],
+                    baselines=table)
+    rep = generate(_nested_config(p, p["replication_seed"]))
+    replication = Suites(tuple(rep.items), tuple(applied_items(rep.items, depths)),
+                         n_resamples=p["bootstrap_resamples"])
+    return Frozen(gen, suites, rep, replication, integrity_table(gen, table, curves), curves)
+
+
+def scripted_model(frozen: Frozen, name: str = "scripted",
+                   skills: Mapping[str, Skill] | None = None) -> ScriptedModel:
+    """A scripted model that knows every frozen item."""
+    m = ScriptedModel(name=name) if skills is None else ScriptedModel(name=name,
+                                                                      skills=dict(skills))
+    for s in frozen.all_suites():
+        m.add_nested(s.nested).add_applied(s.applied).add_strategic(s.strategic)
+    if frozen.suites.selfpred is not None:
+        m.add_tasks(frozen.suites.selfpred.tasks())
+    return m
+
+
+def make_backend(spec: Any, frozen: Frozen, cache_dir: str | None = None,
+                 base_dir: str | None = None) -> Backend | None:
+    """``scripted``, ``scripted-alt``, ``embedded``, a mapping of ``llm`` backend settings,
+    or None (no backend)."""
+    if spec is None:
+        return None
+    if spec == "scripted":
+        return scripted_model(frozen).backend()
+    if spec == "scripted-alt":
+        return scripted_model(frozen, "scripted-alt", ALT_SKILLS).backend()
+    if spec == "embedded":
+        spec = {"backend": "embedded", "cache_dir": cache_dir}
+    if isinstance(spec, Mapping):
+        return build_backend(spec, base_dir=base_dir)
+    raise ValueError(f"unknown model {spec!r}: scripted, scripted-alt, embedded or a mapping")
+
+
+def attach_targets(frozen: Frozen) -> Frozen:
+    """Suite D's cross-agent target (another, scripted, model) and its changed version."""
+    spc = frozen.suites.selfpred
+    if spc is None:
+        return frozen
+    tasks = spc.tasks()
+    other = ScriptedModel(name="scripted-other", preferences=OTHER_PREFERENCES).add_tasks(tasks)
+    new = ScriptedModel(name="scripted-other-v2", preferences=CHANGED_PREFERENCES).add_tasks(tasks)
+    desc = "another model, asked the task directly"
+    cross = Target("other", CROSS, DirectSystem(other.backend(), name="other"), desc)
+    changed = Target("other", CROSS, DirectSystem(new.backend(), name="other"), desc)
+    return replace(frozen, suites=replace(frozen.suites, cross_targets=(cross,),
+                                          changed={"other": changed}))
+
+
+def run_variants(backend: Backend, suites: Suites, variants: Sequence[str]
+                 ) -> dict[str, SystemRun]:
+    """Every variant on the same frozen items."""
+    return {v: run_suites(make_variant(v, backend), backend, suites) for v in variants}
+
+
+def variants_for(p: Mapping[str, Any]) -> list[str]:
+    return needed_variants(list(p["interventions"]))
+
+
+def decide(
+    name: str, runs: Mapping[str, SystemRun], replications: Sequence[Replication],
+    gate_a_outcome: GateOutcome, cfg: GateConfig,
+) -> Decision:
+    """Gates A-E for intervention ``name``; every outcome is kept in the decision."""
+    iv = INTERVENTIONS[name]
+    treat, base, abl = runs[iv.name], runs[iv.baseline], runs[iv.ablation]
+    return Decision(name, (
+        gate_a_outcome, gate_b(treat, base, cfg), gate_c(treat, base, cfg),
+        gate_d(replications, iv.architectural, cfg), gate_e(treat, abl, cfg),
+    ))
+
+
+def replications_for(name: str, seed_runs: Mapping[str, SystemRun] | None,
+                     model_runs: Mapping[str, SystemRun] | None, seed_label: str,
+                     model_label: str) -> list[Replication]:
+    """The Gate D replications available for intervention ``name``."""
+    iv = INTERVENTIONS[name]
+    out = []
+    for kind, runs, label in (("seed", seed_runs, seed_label), ("model", model_runs,
+                                                                 model_label)):
+        if runs is not None:
+            out.append(Replication(kind, label, runs[iv.name], runs[iv.baseline]))
+    return out
+
+
+def check_gate_a(frozen: Frozen, runs: Sequence[SystemRun]) -> GateOutcome:
+    return gate_a(frozen.integrity, runs)
+
+
+def summary_json(profiles: Sequence[Any], decisions: Sequence[Decision]) -> dict[str, Any]:
+    """What ``scorecard.json`` holds: each profile's full vector with RR beside it, and each
+    intervention's gate statuses and decision."""
+    return {
+        "profiles": {p.system: {"vector": p.values, "rr": p.rr} for p in profiles},
+        "decisions": [d.summary() for d in decisions],
+    }
+

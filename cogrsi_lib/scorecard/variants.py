@@ -1,0 +1,73 @@
+"""Reader variants measured on the same frozen items, and the interventions they test
+(plan §10, §11, §18 intervention order, §19 Experiment 3).
+
+* ``bare``: the bare-model prompt (:mod:`.direct`);
+* ``perspective``: the recursive-perspective prompt (§10); ``perspective_no_state`` is the
+  same format without the state slots, its ablation;
+* ``store``: the explicit epistemic store (§11); ``store_ablated`` builds the same store
+  but answers with the model's own answer field, its ablation;
+* any name of :data:`cogrsi_lib.baselines.SYSTEMS` (zero-shot, CoT, SC, SimToM, PercepToM,
+  the grounded reader) for comparison.
+
+An :class:`Intervention` names what it is compared with: Phase 1 against the bare model,
+Phase 2 against Phase 1 (§11 keep criterion: "Compare Phase 2 against Phase 1"), and the
+ablation that Gate E disables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.reader.system import System
+from cogrsi_lib.scorecard.direct import DirectSystem
+from cogrsi_lib.scorecard.perspective import PerspectiveSystem
+from cogrsi_lib.scorecard.store_system import StoreSystem
+
+VARIANTS = ("bare", "perspective", "perspective_no_state", "store", "store_ablated")
+
+
+@dataclass(frozen=True)
+class Intervention:
+    """A treatment variant, the variant it must beat, and its ablation."""
+
+    name: str
+    baseline: str
+    ablation: str
+    plan: str
+    architectural: bool = True
+
+
+INTERVENTIONS: dict[str, Intervention] = {
+    "perspective": Intervention("perspective", "bare", "perspective_no_state", "§10"),
+    "store": Intervention("store", "perspective", "store_ablated", "§11"),
+}
+
+
+def make_variant(name: str, backend: Backend) -> System:
+    """A variant (or a baseline of :mod:`cogrsi_lib.baselines`) on ``backend``."""
+    if name == "bare":
+        return DirectSystem(backend, name=name)
+    if name == "perspective":
+        return PerspectiveSystem(backend, name=name)
+    if name == "perspective_no_state":
+        return PerspectiveSystem(backend, name=name, state=False)
+    if name == "store":
+        return StoreSystem(backend, name=name)
+    if name == "store_ablated":
+        return StoreSystem(backend, name=name, read_store=False)
+    from cogrsi_lib.baselines import SYSTEMS, make_system
+
+    if name in SYSTEMS:
+        return make_system(name, backend)
+    raise ValueError(f"unknown variant {name!r}; known: {VARIANTS} and {SYSTEMS}")
+
+
+def needed_variants(interventions: list[str]) -> list[str]:
+    """Every variant the named interventions need (treatments, baselines, ablations), bare
+    first, without repeats."""
+    out = ["bare"]
+    for name in interventions:
+        iv = INTERVENTIONS[name]
+        out += [iv.baseline, iv.name, iv.ablation]
+    return list(dict.fromkeys(out))

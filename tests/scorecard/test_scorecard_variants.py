@@ -1,0 +1,213 @@
+"""Reader variants on the same frozen items: bare, recursive perspective (§10), epistemic
+store (§11), their ablations, strict parsing and routing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cogrsi_lib.llm import ScriptedBackend
+from cogrsi_lib.llm.fake import prompt_text
+from cogrsi_lib.nested import score
+from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.scorecard.answers import (
+    ABSTAINED,
+    as_reply,
+    cost_per_100,
+    nested_reader_item,
+    parse_number_reply,
+    record_confidence,
+    run_nested,
+)
+from cogrsi_lib.scorecard.direct import DirectSystem
+from cogrsi_lib.scorecard.perspective import (
+    MARKER,
+    PerspectiveSystem,
+    parse_perspective,
+    slot_names,
+)
+from cogrsi_lib.scorecard.scripted import ScriptedModel, Skill, source_line
+from cogrsi_lib.scorecard.store_system import StoreSystem, needed_chains, store_prompt
+from cogrsi_lib.scorecard.variants import INTERVENTIONS, VARIANTS, make_variant, needed_variants
+
+from .helpers import nested_items
+
+ITEM = ReaderItem(
+    item_id="q", context="1 Anne is in the room.\n2 The marble is in the basket.\n"
+    "3 Anne moved the marble to the box.", question="Where does Anne think that Bob thinks "
+    "the marble is?", options=("basket", "box"), gold="basket",
+    meta={"chain": ["Anne", "Bob"], "object": "marble"},
+)
+
+
+def test_slot_names_follow_the_chain() -> None:
+    assert slot_names(["Anne"]) == ["WORLD", "ANNE_OBSERVED", "ANSWER", "CONFIDENCE"]
+    assert slot_names(["Anne", "Bob", "Anne"]) == [
+        "WORLD", "ANNE_OBSERVED", "BOB_OBSERVED", "ANNE_MODEL_OF_BOB",
+        "ANNE_MODEL_OF_BOB_MODEL_OF_ANNE", "ANSWER", "CONFIDENCE"]
+    assert slot_names(["Anne"], state=False) == ["ANSWER", "CONFIDENCE"]
+
+
+GOOD = ("WORLD: box\nANNE_OBSERVED: saw the move to the box\nBOB_OBSERVED: nothing\n"
+        "ANNE_MODEL_OF_BOB: basket\nANSWER: basket\nCONFIDENCE: 0.7")
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (GOOD + "\nBecause Bob was away.", "lines, expected"),  # free text after the slots
+        (GOOD.replace("BOB_OBSERVED: nothing\nANNE_MODEL_OF_BOB: basket",
+                      "ANNE_MODEL_OF_BOB: basket\nBOB_OBSERVED: nothing"), "expected a line"),
+        (GOOD.replace("nothing", "nothing " + "really " * 30), "longer than"),
+        (GOOD.replace("ANSWER: basket", "ANSWER: cupboard"), "not one of the options"),
+        (GOOD.replace("0.7", "high"), "not a number"),
+        (GOOD.replace("0.7", "1.7"), "outside"),
+        (GOOD.replace("BOB_OBSERVED: nothing", "BOB_OBSERVED:"), "empty"),
+    ],
+)
+def test_perspective_parser_is_strict(text: str, error: str) -> None:
+    reply, _ = parse_perspective(text, ITEM, ["Anne", "Bob"])
+    assert not reply.parsed and error in reply.error
+
+
+def test_perspective_parser_reads_the_state() -> None:
+    reply, state = parse_perspective(GOOD.replace("ANSWER: basket", "answer: Basket"), ITEM,
+                                     ["Anne", "Bob"])
+    assert reply.answer == "basket" and reply.confidence == 0.7
+    assert state == {"WORLD": "box", "ANNE_OBSERVED": "saw the move to the box",
+                     "BOB_OBSERVED": "nothing", "ANNE_MODEL_OF_BOB": "basket"}
+
+
+def test_perspective_system_prompts_and_records() -> None:
+    backend = ScriptedBackend(GOOD)
+    rec, = PerspectiveSystem(backend).answer_batch([ITEM])
+    text = prompt_text(backend.jobs[0])
+    assert MARKER in text and "ANNE_MODEL_OF_BOB: <where Anne thinks Bob thinks the marble is>" \
+        in text and "Target query: " + ITEM.question in text
+    assert rec.answer_text == "basket" and rec.correct and rec.extra["confidence"] == 0.7
+    assert rec.extra["state"]["ANNE_MODEL_OF_BOB"] == "basket"
+    # without a chain the item is not a belief question: the bare prompt answers it
+    plain = ReaderItem("p", "A game.", "Pick one.", options=("a", "b"))
+    backend = ScriptedBackend('{"answer": "b", "confidence": 0.5}')
+    rec, = PerspectiveSystem(backend).answer_batch([plain])
+    assert rec.answer_text == "b" and rec.extra["route"] == "bare"
+    assert MARKER not in prompt_text(backend.jobs[0])
+
+
+def test_store_prompt_asks_for_sourced_entries_of_the_needed_chains() -> None:
+    text = store_prompt(ITEM, ["Anne", "Bob"])
+    assert '["Anne"], ["Anne", "Bob"]' in text and "line number" in text
+    assert "1 Anne is in the room." in text
+    assert needed_chains(["A", "B", "C"]) == [["A"], ["A", "B"], ["A", "B", "C"]]
+
+
+def _store_reply(entries, answer="box", confidence=0.6) -> str:
+    return json.dumps({"entries": entries, "answer": answer, "confidence": confidence})
+
+
+def test_store_system_answers_from_the_store() -> None:
+    entries = [{"subject": ["Anne"], "location": "box", "confidence": 0.9, "source": 3},
+               {"subject": ["Anne", "Bob"], "location": "basket", "confidence": 0.8,
+                "source": 2}]
+    backend = ScriptedBackend(_store_reply(entries, answer="box"))
+    rec, = StoreSystem(backend).answer_batch([ITEM])
+    assert rec.answer_text == "basket" and rec.extra["confidence"] == 0.8
+    assert rec.extra["model_answer"] == "box" and rec.extra["store_answer"] == "basket"
+    # the ablation reads the same reply but answers with the model's own field
+    rec, = StoreSystem(backend, read_store=False).answer_batch([ITEM])
+    assert rec.answer_text == "box" and len(rec.extra["store"]) == 2
+
+
+def test_store_system_abstains_on_unknown_even_when_the_model_guesses_right() -> None:
+    entries = [{"subject": ["Anne"], "location": "box", "confidence": 0.9, "source": 3},
+               {"subject": ["Anne", "Bob"], "location": "basket", "confidence": 0.9}]
+    rec, = StoreSystem(ScriptedBackend(_store_reply(entries, answer="basket"))
+                       ).answer_batch([ITEM])
+    assert rec.status == ABSTAINED and rec.answer is None
+    assert rec.extra["store_answer"] == "UNKNOWN"
+    assert rec.extra["refused"][0]["reason"].startswith("no source")
+    assert as_reply(rec) == "<abstained>"
+
+
+@pytest.mark.parametrize(
+    "text", ["not json", json.dumps({"entries": []}), json.dumps({"entries": {}, "answer": "box",
+                                                                  "confidence": 1})])
+def test_store_system_refuses_malformed_replies(text: str) -> None:
+    rec, = StoreSystem(ScriptedBackend(text)).answer_batch([ITEM])
+    assert rec.status == "unparsed" and rec.extra["store"] == []
+
+
+def test_store_entries_are_validated_one_by_one() -> None:
+    entries = [{"subject": "Anne", "location": "box", "confidence": 1, "source": 3},
+               {"subject": ["Anne"], "location": "cupboard", "confidence": 1, "source": 3},
+               {"subject": ["Anne"], "location": "box", "confidence": 1, "source": 9},
+               {"subject": ["Anne", "Bob"], "location": "basket", "confidence": 1,
+                "source": 2}]
+    rec, = StoreSystem(ScriptedBackend(_store_reply(entries))).answer_batch([ITEM])
+    reasons = [r["reason"] for r in rec.extra["refused"]]
+    assert len(reasons) == 3 and "not a list" in reasons[0] and "options" in reasons[1]
+    assert "does not exist" in reasons[2]
+    assert rec.answer_text == "basket"
+
+
+def test_number_replies_are_strict() -> None:
+    assert parse_number_reply('{"answer": 22, "confidence": 0.4}').answer == "22"
+    assert parse_number_reply('{"answer": 0.25}').answer == "0.25"
+    for bad in ('{"answer": "22"}', '{"answer": true}', '{"answer": NaN}', "22",
+                '{"answer": 1, "extra": 2}', '{"answer": 1, "confidence": 2}'):
+        assert not parse_number_reply(bad).parsed
+
+
+def test_direct_system_and_suite_a_replies() -> None:
+    items = nested_items()[:12]
+    replies = iter([json.dumps({"answer": it.gold, "confidence": 0.9}) for it in items[:-2]]
+                   + ["Answer: box", '{"answer": "nowhere"}'])
+    backend = ScriptedBackend(lambda job: next(replies))
+    run = run_nested(DirectSystem(backend), items)
+    assert run.score.n_unparsed == 2 and run.score.accuracy == pytest.approx(10 / 12)
+    rec = run.records[0]
+    assert record_confidence(rec) == 0.9 and json.loads(as_reply(rec))["answer"] == items[0].gold
+    # the replies reach the strict scorer unchanged in meaning
+    again = score(items, [as_reply(r) for r in run.records])
+    assert again.accuracy == run.score.accuracy and again.n_unparsed == 2
+    cost = cost_per_100(run.records)
+    assert cost["calls"] == 100.0
+    assert cost["total_tokens"] == pytest.approx(
+        100 * sum(r.ledger.total().total_tokens for r in run.records) / len(items))
+
+
+def test_the_scripted_model_gives_the_skills_it_was_given() -> None:
+    items = nested_items()
+    model = ScriptedModel(skills={"bare": Skill(depth_limit=2), "perspective": Skill(3),
+                                  "store": Skill(4)}).add_nested(items)
+    b = model.backend()
+    acc = {name: run_nested(make_variant(name, b), items).score for name in VARIANTS}
+    # depth collapse: the bare prompt and both ablations fail where the chain is longer
+    for name in ("bare", "perspective_no_state", "store_ablated"):
+        d = acc[name].by_depth
+        assert d.filter(d["depth"] <= 2)["accuracy"].min() == 1.0
+        assert d.filter(d["depth"] == 3)["adversarial_accuracy"][0] == 0.0
+    d = acc["perspective"].by_depth
+    assert d.filter(d["depth"] <= 3)["accuracy"].min() == 1.0
+    assert d.filter(d["depth"] == 4)["adversarial_accuracy"][0] == 0.0
+    assert acc["store"].accuracy == 1.0
+
+
+def test_store_sources_cite_the_line_that_fixed_the_belief() -> None:
+    it = next(i for i in nested_items() if i.depth == 1 and i.via == "move")
+    model = ScriptedModel().add_nested([it])
+    rec, = StoreSystem(model.backend()).answer_batch([nested_reader_item(it)])
+    (entry,) = rec.extra["store"]
+    line = it.story.splitlines()[entry["source"] - 1]
+    assert entry["source"] == source_line(it.world, it.source)
+    assert "moved" in line and it.gold in line
+
+
+def test_variant_registry() -> None:
+    assert needed_variants(["perspective", "store"]) == [
+        "bare", "perspective", "perspective_no_state", "store", "store_ablated"]
+    assert INTERVENTIONS["store"].baseline == "perspective"
+    assert make_variant("zero_shot", ScriptedBackend("x")).name == "zero_shot"
+    with pytest.raises(ValueError, match="unknown variant"):
+        make_variant("telepathy", ScriptedBackend("x"))
