@@ -1,0 +1,264 @@
+"""Evaluate the reader and its baselines on pairs and benchmark samples (CogRSI §5.1, App. G).
+
+One concept: turn counterfactual pair records (the oracle's evaluation split) and benchmark
+items into :class:`ReaderItem` s, run a list of systems on them with one shared backend, and
+return one row per (system, item) as a polars frame. Pair versions are scored against the
+oracle's gold and give pair validity per system (a pair counts only if both versions are
+right, CogRSI §3); benchmark items are scored by each benchmark's own rule. An unparsed
+answer is always wrong. The tables (accuracy, pair validity, calls and tokens, throughput)
+and the cost-accuracy figure are computed from those rows, never typed in (G.7).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from cogrsi_lib.pairs.validity import PairValidity, pair_validity
+from cogrsi_lib.reader.items import ReaderItem, from_bench_item
+from cogrsi_lib.reader.report import accuracy_table, cost_table
+from cogrsi_lib.reader.system import System, run_system
+
+PAIRS = "pairs"
+_META = ("source", "benchmark", "pair_id", "side", "form", "variant")
+
+
+def pair_items(records: pl.DataFrame) -> list[ReaderItem]:
+    """One item per pair version, id ``<pair_id>/<side>``, story id the pair id; dialogue
+    versions are conversations whose questioned character is the pair's target."""
+    out = []
+    for r in records.iter_rows(named=True):
+        dialogue = r["form"] == "dialogue"
+        out.append(ReaderItem(
+            item_id=f"{r['pair_id']}/{r['side']}",
+            context=r["story"],
+            question=r["question"],
+            options=tuple(r["options"]),
+            gold=r["gold"],
+            story_id=r["pair_id"],
+            kind="conversation" if dialogue else "narrative",
+            character=r["target"] if dialogue else None,
+            meta={"source": PAIRS, "pair_id": r["pair_id"], "side": r["side"],
+                  "form": r["form"], "variant": r["variant"], "pair_kind": r["kind"]},
+        ))
+    return out
+
+
+def bench_items(items: Sequence[Any], source: str | None = None) -> list[ReaderItem]:
+    """Benchmark items (:class:`cogrsi_lib.bench.schema.Item`) as reader items whose source
+    is ``source`` (default: the item's benchmark)."""
+    out = []
+    for it in items:
+        r = from_bench_item(it)
+        meta = {**r.meta, "source": source or str(it.benchmark)}
+        out.append(ReaderItem(**{**r.__dict__, "meta": meta}))
+    return out
+
+
+def select_pairs(records: pl.DataFrame, n_pairs: int) -> pl.DataFrame:
+    """Both versions of ``n_pairs`` pairs, taken in turn from each form and variant (the
+    first pair of each variant, alternating forms, then the second, ...) so a small setting
+    still covers both forms and many variants; ``n_pairs <= 0`` selects none."""
+    a = records.filter(pl.col("side") == "a").with_row_index("_order")
+    first = a.group_by(["form", "variant"]).agg(pl.col("_order").min().alias("_first"))
+    first = first.with_columns(_v=pl.col("_first").rank("ordinal").over("form"))
+    firsts = (a.join(first, on=["form", "variant"])
+              .with_columns(_rank=pl.col("_order").rank("ordinal").over(["form", "variant"]))
+              .sort(["_rank", "_v", "form"]).head(max(0, n_pairs)).select("pair_id"))
+    return records.join(firsts, on="pair_id", how="semi")
+
+
+def load_bench_heads(
+    names: Sequence[str] | None, n: int
+) -> tuple[dict[str, list[Any]], list[str]]:
+    """The first ``n`` items of each benchmark whose files are present (``names=None``: all
+    registered), and the names skipped because their files are absent."""
+    from cogrsi_lib import bench
+
+    loaded: dict[str, list[Any]] = {}
+    skipped: list[str] = []
+    for name in names if names is not None else bench.names():
+        if n <= 0:
+            break
+        if not bench.available(name):
+            skipped.append(name)
+            continue
+        loaded[name] = bench.load(name)[:n]
+    return loaded, skipped
+
+
+def _judge(name: str, item: Any, answer: str | None) -> Any:
+    """Benchmark ``name``'s own verdict on a system's final answer: an option label, or the
+    free-text answer; an unparsed answer is judged as an empty reply (wrong)."""
+    from cogrsi_lib import bench
+
+    return bench.get(name).judge(item, answer or "")
+
+
+@dataclass
+class ReaderEval:
+    """Per-item rows of every system, with pair validity per system and timings."""
+
+    items: pl.DataFrame
+    pair_records: pl.DataFrame
+    bench: Mapping[str, list[Any]] = field(default_factory=dict)
+    wall_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def systems(self) -> list[str]:
+        return list(dict.fromkeys(self.items["system"].to_list()))
+
+    def pair_validity(self) -> dict[str, PairValidity]:
+        """Pair validity of each system on the pair records it answered."""
+        out = {}
+        rows = self.items.filter(pl.col("source") == PAIRS)
+        for system in self.systems:
+            preds = (rows.filter(pl.col("system") == system)
+                     .select("pair_id", "side", pl.col("answer_text").alias("answer")))
+            out[system] = pair_validity(self.pair_records, preds)
+        return out
+
+    def pair_validity_table(self) -> pl.DataFrame:
+        """Per system: item accuracy and pair validity overall, by form and by variant."""
+        if self.pair_records.height == 0:
+            return pl.DataFrame()
+        parts = [v.table().select(pl.lit(s).alias("system"), pl.all())
+                 for s, v in self.pair_validity().items()]
+        return pl.concat(parts)
+
+    def accuracy_table(self) -> pl.DataFrame:
+        """Per system and source: accuracy (gold match; unparsed is wrong), the benchmark's
+        own per-item score, unparsed answers and reader events."""
+        parts = []
+        for source in dict.fromkeys(self.items["source"].to_list()):
+            rows = self.items.filter(pl.col("source") == source)
+            score = rows.group_by("system").agg(pl.col("score").mean().alias("score"))
+            parts.append(accuracy_table(rows).join(score, on="system", how="left")
+                         .select(pl.lit(source).alias("source"), pl.all()))
+        return pl.concat(parts) if parts else pl.DataFrame()
+
+    def bench_table(self) -> pl.DataFrame:
+        """Per system and benchmark: the benchmark's headline score by its own rule."""
+        from cogrsi_lib import bench
+
+        out = []
+        for name, items in self.bench.items():
+            for system in self.systems:
+                rows = self.items.filter((pl.col("source") == name)
+                                         & (pl.col("system") == system))
+                answers = dict(zip(rows["item_id"], rows["answer"], strict=True))
+                judgements = [_judge(name, it, answers.get(str(it.id))) for it in items]
+                summary = bench.get(name).summarize(list(items), judgements)
+                out.append({"system": system, "benchmark": name, "questions": len(items),
+                            "score": summary["score"],
+                            "malformed": sum(j.malformed for j in judgements)})
+        return pl.DataFrame(out) if out else pl.DataFrame()
+
+    def cost_table(self) -> pl.DataFrame:
+        """Calls and tokens per question and token ratio against SC k=6, overall and per
+        source (the paper: the reader makes 7.3 calls and 1.51x the tokens of SC k=6)."""
+        parts = [cost_table(self.items).select(pl.lit("all").alias("source"), pl.all())]
+        for source in dict.fromkeys(self.items["source"].to_list()):
+            rows = self.items.filter(pl.col("source") == source)
+            parts.append(cost_table(rows).select(pl.lit(source).alias("source"), pl.all()))
+        return pl.concat(parts, how="diagonal_relaxed")
+
+    def throughput_table(self) -> pl.DataFrame:
+        """Per system: wall time, questions per minute, completion tokens per second (calls
+        served from the completion cache make a rerun faster than the model)."""
+        t = (self.items.group_by("system")
+             .agg(pl.len().alias("questions"), pl.col("completion_tokens").sum(),
+                  pl.col("calls").sum(), pl.col("cached_calls").sum()))
+        wall = pl.DataFrame({"system": list(self.wall_s), "wall_s": list(self.wall_s.values())})
+        return (t.join(wall, on="system", how="left")
+                .with_columns(q_per_min=pl.col("questions") * 60 / pl.col("wall_s"),
+                              completion_tokens_per_s=pl.col("completion_tokens")
+                              / pl.col("wall_s"))
+                .sort("system"))
+
+    def cost_accuracy(self) -> pl.DataFrame:
+        """Per system and source: tokens and calls per question against score."""
+        acc = self.accuracy_table().select("source", "system", "score", "accuracy")
+        cost = self.cost_table().select("source", "system", "calls_per_q", "tokens_per_q")
+        return acc.join(cost, on=["source", "system"], how="inner")
+
+    def cost_accuracy_chart(self) -> Any:
+        """Score against tokens per question, one point per system and source (altair)."""
+        import altair as alt
+
+        data = self.cost_accuracy()
+        base = alt.Chart(data).encode(
+            x=alt.X("tokens_per_q:Q", title="tokens per question", scale=alt.Scale(zero=False)),
+            y=alt.Y("score:Q", title="score (unparsed is wrong)",
+                    scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("system:N"),
+        )
+        points = base.mark_point(filled=True, size=80).encode(
+            shape=alt.Shape("source:N"),
+            tooltip=["system", "source", "score", "accuracy", "calls_per_q", "tokens_per_q"])
+        labels = base.mark_text(dx=6, align="left", fontSize=9).encode(text="system:N")
+        return (points + labels).properties(width=360, height=260,
+                                            title="Cost and accuracy (CogRSI §5.1)")
+
+
+def run_systems(
+    systems: Sequence[System], items: Sequence[ReaderItem], batch_size: int = 64
+) -> tuple[list[tuple[ReaderItem, Any]], dict[str, float]]:
+    """Every system on every item: (item, record) pairs in order, and wall seconds per system."""
+    out, wall = [], {}
+    for system in systems:
+        t0 = time.perf_counter()
+        records = run_system(system, items, batch_size)
+        wall[system.name] = wall.get(system.name, 0.0) + time.perf_counter() - t0
+        if len(records) != len(items):
+            raise RuntimeError(f"{system.name} returned {len(records)} records for "
+                               f"{len(items)} items")
+        out.extend(zip(items, records, strict=True))
+    return out, wall
+
+
+def evaluate(
+    systems: Sequence[System],
+    pair_records: pl.DataFrame | None = None,
+    bench: Mapping[str, Sequence[Any]] | None = None,
+    batch_size: int = 64,
+) -> ReaderEval:
+    """Run ``systems`` on the pair versions of ``pair_records`` and on the benchmark items of
+    ``bench`` (name -> items); one row per system and item with its source and score."""
+    from cogrsi_lib.pairs.records import SCHEMA
+
+    pair_records = pair_records if pair_records is not None else pl.DataFrame(schema=SCHEMA)
+    bench = {k: list(v) for k, v in (bench or {}).items()}
+    originals = {(name, str(it.id)): it for name, its in bench.items() for it in its}
+    items = pair_items(pair_records) + [r for name, its in bench.items()
+                                        for r in bench_items(its, name)]
+    done, wall = run_systems(systems, items, batch_size)
+    rows = []
+    for item, rec in done:
+        row = rec.to_row()
+        meta = {k: item.meta.get(k) for k in _META}
+        source = meta["source"]
+        if source == PAIRS:
+            score = 1.0 if row["correct"] else 0.0
+        else:
+            score = float(_judge(source, originals[(source, item.item_id)], rec.answer).value)
+        rows.append({**{k: (None if v is None else str(v)) for k, v in meta.items()},
+                     **row, "score": score})
+    frame = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+    return ReaderEval(frame, pair_records, bench, wall)
+
+
+__all__ = [
+    "PAIRS",
+    "ReaderEval",
+    "bench_items",
+    "evaluate",
+    "load_bench_heads",
+    "pair_items",
+    "run_systems",
+    "select_pairs",
+]
