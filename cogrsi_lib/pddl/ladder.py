@@ -1,0 +1,319 @@
+"""The PDDL-Mind pipeline and its diagnostic ladder (PDDL-Mind §3 "Diagnostic variants", §4).
+
+Every variant makes exactly three LLM calls per example, whatever happens in between:
+
+============== =========================== ======================== ============================
+variant        call 1                      call 2                   call 3 (answer) sees
+============== =========================== ======================== ============================
+no_verification problem file (given domain) candidate actions       parsed s0 and the candidate
+                                                                     actions, nothing executed
+no_domain      the model's domain, then    actions in its domain    the verified trace, executed
+               the problem file                                     in the model's domain
+full           problem file (given domain) candidate actions        the verified trace
+============== =========================== ======================== ============================
+
+A reply that does not parse is recorded (part and parser message) and the later calls still
+run with what there is (call 3 is then told there is no trace), so calls and tokens are
+comparable across variants. For oracle examples the model's trace is compared with the gold
+trace and each wrong answer is classified (:mod:`cogrsi_lib.pddl.diagnosis`). Calls replayed
+from the completion cache count as calls and are also counted as cached
+(:mod:`cogrsi_lib.llm.accounting`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from cogrsi_lib import bench
+from cogrsi_lib.llm.accounting import CallLedger
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.parsing import ANSWER_LINE, parse_answer
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
+from cogrsi_lib.pddl import prompts as P
+from cogrsi_lib.pddl.diagnosis import classify, compare_traces
+from cogrsi_lib.pddl.domain import CompiledDomain, domain_text, predefined_domain
+from cogrsi_lib.pddl.examples import Example
+from cogrsi_lib.pddl.executor import Trace, execute
+from cogrsi_lib.pddl.parse import (
+    GroundAction,
+    ParseFailure,
+    extract_define,
+    parse_actions_text,
+    parse_domain_text,
+    parse_problem_text,
+)
+from cogrsi_lib.pddl.problem import Task
+from cogrsi_lib.pddl.render import actions_text, init_text, options_text, trace_text
+
+VARIANTS = ("no_verification", "no_domain", "full")
+ROLES = ("problem", "actions", "answer")
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    """Sampling settings of the three calls and which variants to run."""
+
+    variants: tuple[str, ...] = VARIANTS
+    parse_max_tokens: int = 768
+    domain_max_tokens: int = 1536  # call 1 of no_domain writes a domain and a problem
+    answer_max_tokens: int = 256
+    temperature: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        unknown = [v for v in self.variants if v not in VARIANTS]
+        if unknown:
+            raise ValueError(f"unknown variant(s) {unknown}; expected some of {VARIANTS}")
+
+
+@dataclass
+class _Run:
+    """One example under one variant, filled in call by call."""
+
+    example: Example
+    ledger: CallLedger = field(default_factory=CallLedger)
+    replies: dict[str, str] = field(default_factory=dict)
+    domain: CompiledDomain | ParseFailure | None = None
+    task: Task | ParseFailure | None = None
+    actions: tuple[GroundAction, ...] | ParseFailure | None = None
+    trace: Trace | None = None
+
+
+def _request(prompt: str, max_tokens: int, cfg: LadderConfig) -> Request:
+    return Request(
+        (Message("system", P.SYSTEM), Message("user", prompt)),
+        SamplingParams(max_tokens=max_tokens, temperature=cfg.temperature, seed=cfg.seed),
+    )
+
+
+def _call(backend: Backend, runs: list[_Run], role: str, prompts: list[str],
+          max_tokens: int, cfg: LadderConfig) -> None:
+    outs = backend.generate([_request(p, max_tokens, cfg) for p in prompts])
+    for run, completions in zip(runs, outs, strict=True):
+        run.ledger.add(role, completions)
+        run.replies[role] = completions[0].text
+
+
+def _shown(reply: str, kind: str) -> str:
+    """The model's domain/problem as later calls see it: its define form, else the reply."""
+    return (extract_define(reply, kind) or reply).strip()
+
+
+def problem_prompt(variant: str, ex: Example) -> str:
+    if variant == "no_domain":
+        return P.DOMAIN_PROBLEM.format(task=P.TASK_DOMAIN_PROBLEM, story=ex.story)
+    return P.PROBLEM.format(task=P.TASK_PROBLEM, domain=domain_text(comments=False),
+                            conventions=P.CONVENTIONS, story=ex.story)
+
+
+def actions_prompt(variant: str, run: _Run) -> str:
+    reply = run.replies["problem"]
+    dom = _shown(reply, "domain") if variant == "no_domain" else domain_text(comments=False)
+    return P.ACTIONS.format(task=P.TASK_ACTIONS, domain=dom, problem=_shown(reply, "problem"),
+                            story=run.example.story)
+
+
+def evidence_text(variant: str, run: _Run) -> str:
+    """What call 3 is shown besides the story and the question."""
+    if variant == "no_verification":
+        init = init_text(run.task) if isinstance(run.task, Task) else _shown(
+            run.replies["problem"], "problem")
+        acts = (actions_text(run.actions) if isinstance(run.actions, tuple)
+                else run.replies["actions"].strip() or "(none)")
+        return P.EVIDENCE_UNVERIFIED.format(init=init, actions=acts)
+    if run.trace is None:
+        return P.EVIDENCE_MISSING.format(why=_why_no_trace(run))
+    return P.EVIDENCE_VERIFIED.format(trace=trace_text(run.trace))
+
+
+def _why_no_trace(run: _Run) -> str:
+    for part in (run.domain, run.task, run.actions):
+        if isinstance(part, ParseFailure):
+            return f"the {part.part} did not parse ({part.message})"
+    return "nothing was parsed"
+
+
+def answer_prompt(variant: str, run: _Run) -> str:
+    ex = run.example
+    return P.ANSWER.format(task=P.TASK_ANSWER, story=ex.story,
+                           evidence=evidence_text(variant, run), question=ex.question,
+                           options=options_text(ex.options))
+
+
+def _parse_calls_1_2(variant: str, run: _Run, domain: CompiledDomain) -> None:
+    if variant == "no_domain":
+        run.domain = parse_domain_text(run.replies["problem"])
+        if isinstance(run.domain, CompiledDomain):
+            run.task = parse_problem_text(run.replies["problem"], run.domain)
+    else:
+        run.domain = domain
+        run.task = parse_problem_text(run.replies["problem"], domain)
+
+
+def run_ladder(
+    backend: Backend, examples: Sequence[Example], cfg: LadderConfig | None = None
+) -> pl.DataFrame:
+    """Run every variant on every example; one record per (variant, example)."""
+    cfg = cfg or LadderConfig()
+    domain = predefined_domain()
+    gold_traces = _gold_traces(examples, domain)
+    rows: list[dict[str, Any]] = []
+    for variant in cfg.variants:
+        runs = [_Run(ex) for ex in examples]
+        if not runs:
+            continue
+        first = cfg.domain_max_tokens if variant == "no_domain" else cfg.parse_max_tokens
+        _call(backend, runs, "problem", [problem_prompt(variant, r.example) for r in runs],
+              first, cfg)
+        for r in runs:
+            _parse_calls_1_2(variant, r, domain)
+        _call(backend, runs, "actions", [actions_prompt(variant, r) for r in runs],
+              cfg.parse_max_tokens, cfg)
+        for r in runs:
+            r.actions = parse_actions_text(r.replies["actions"])
+            if isinstance(r.task, Task) and isinstance(r.actions, tuple):
+                r.trace = execute(r.task, r.actions)
+        _call(backend, runs, "answer", [answer_prompt(variant, r) for r in runs],
+              cfg.answer_max_tokens, cfg)
+        for r in runs:
+            rows.append({"model": backend.identity,
+                         **_record(variant, r, gold_traces.get(r.example.story_id))})
+    return pl.DataFrame(rows, schema=RECORD_SCHEMA)
+
+
+def _gold_traces(examples: Sequence[Example], domain: CompiledDomain) -> dict[str, Trace]:
+    out: dict[str, Trace] = {}
+    for ex in examples:
+        if ex.gold_pddl is not None and ex.story_id not in out:
+            out[ex.story_id] = execute(ex.gold_pddl.task(domain), ex.gold_pddl.actions)
+    return out
+
+
+def _raw_answer(reply: str) -> str:
+    values = [m.group("value") for m in ANSWER_LINE.finditer(reply) if m.group("value").strip()]
+    return values[-1].strip() if values else ""
+
+
+def score(ex: Example, reply: str) -> tuple[str, str | None, float]:
+    """(answer status, parsed answer, score in [0, 1]); benchmark items by their own rule."""
+    if ex.options:
+        parsed = parse_answer(reply, [t for _, t in ex.options], [lab for lab, _ in ex.options])
+    else:
+        parsed = parse_answer(reply)
+    if not parsed.ok:
+        return "unparsed: " + parsed.reason, None, 0.0
+    if ex.item is not None:
+        given = parsed.value if ex.options else _raw_answer(reply)
+        judgement = bench.get(ex.item.benchmark).judge(ex.item, given or "")
+        return "ok", given, float(judgement.value)
+    return "ok", parsed.value, float(parsed.value == ex.gold)
+
+
+def _status(part: object, absent: str = "skipped") -> tuple[str, str]:
+    if part is None:
+        return absent, ""
+    if isinstance(part, ParseFailure):
+        return "failed", part.message
+    return "ok", ""
+
+
+def _record(variant: str, run: _Run, gold: Trace | None) -> dict[str, Any]:
+    ex = run.example
+    status, answer, value = score(ex, run.replies["answer"])
+    answer_ok = status == "ok"
+    correct = value >= 1.0
+    d_status, d_msg = ("predefined", "") if variant != "no_domain" else _status(run.domain)
+    p_status, p_msg = _status(run.task)
+    a_status, a_msg = _status(run.actions)
+    parse_failed = "failed" in (d_status, p_status, a_status) or run.trace is None
+    trace_correct: bool | None = None
+    trace_diff = ""
+    if gold is not None:
+        if run.trace is None:
+            trace_correct, trace_diff = False, "no trace"
+        else:
+            trace_correct, trace_diff = compare_traces(run.trace, gold)
+    trace = run.trace
+    rejected = [f"{r.action}: {r.reason}" for r in trace.rejected] if trace else []
+    issues = list(run.task.issues) if isinstance(run.task, Task) else []
+    total = run.ledger.total()
+    return {
+        "variant": variant,
+        "example_id": ex.id,
+        "source": ex.source,
+        "story_id": ex.story_id,
+        "category": ex.category,
+        "false_belief": ex.false_belief,
+        "question": ex.question,
+        "gold": ex.gold,
+        "answer": answer,
+        "answer_status": status,
+        "score": value,
+        "correct": correct,
+        "domain_status": d_status,
+        "domain_message": d_msg,
+        "problem_status": p_status,
+        "problem_message": p_msg,
+        "problem_issues": json.dumps(issues),
+        "actions_status": a_status,
+        "actions_message": a_msg,
+        "n_candidates": len(run.actions) if isinstance(run.actions, tuple) else 0,
+        "n_verified": len(trace.steps) if trace else 0,
+        "n_rejected": len(trace.rejected) if trace else 0,
+        "rejected": json.dumps(rejected),
+        "trace_correct": trace_correct,
+        "trace_diff": trace_diff,
+        "failure": classify(correct, answer_ok, parse_failed, trace_correct,
+                            len(rejected)),
+        "calls": total.calls,
+        "cached_calls": total.cached_calls,
+        "prompt_tokens": total.prompt_tokens,
+        "completion_tokens": total.completion_tokens,
+        "latency_s": total.latency_s,
+        "usage": json.dumps(run.ledger.to_dict(), sort_keys=True),
+        "reply_problem": run.replies["problem"],
+        "reply_actions": run.replies["actions"],
+        "reply_answer": run.replies["answer"],
+    }
+
+
+RECORD_SCHEMA: dict[str, Any] = {
+    "model": pl.Utf8, "variant": pl.Utf8, "example_id": pl.Utf8, "source": pl.Utf8,
+    "story_id": pl.Utf8, "category": pl.Utf8, "false_belief": pl.Boolean,
+    "question": pl.Utf8, "gold": pl.Utf8,
+    "answer": pl.Utf8, "answer_status": pl.Utf8, "score": pl.Float64, "correct": pl.Boolean,
+    "domain_status": pl.Utf8, "domain_message": pl.Utf8, "problem_status": pl.Utf8,
+    "problem_message": pl.Utf8, "problem_issues": pl.Utf8, "actions_status": pl.Utf8,
+    "actions_message": pl.Utf8, "n_candidates": pl.Int64, "n_verified": pl.Int64,
+    "n_rejected": pl.Int64, "rejected": pl.Utf8, "trace_correct": pl.Boolean,
+    "trace_diff": pl.Utf8, "failure": pl.Utf8, "calls": pl.Int64, "cached_calls": pl.Int64,
+    "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "latency_s": pl.Float64,
+    "usage": pl.Utf8, "reply_problem": pl.Utf8, "reply_actions": pl.Utf8,
+    "reply_answer": pl.Utf8,
+}
+
+
+def make_backend(
+    kind: str,
+    examples: Sequence[Example] = (),
+    llm: Mapping[str, Any] | None = None,
+    script: Mapping[str, Any] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Backend:
+    """``scripted`` (the scripted backend of :mod:`cogrsi_lib.pddl.scripted`, no model) or
+    any kind :func:`cogrsi_lib.llm.build_backend` knows, with the ``llm`` settings."""
+    if kind == "scripted":
+        from cogrsi_lib.llm.fake import ScriptedBackend
+        from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
+
+        return ScriptedBackend(ScriptedPDDLMind(examples, **dict(script or {})),
+                               model="pddl-mind-script")
+    from cogrsi_lib.llm.config import build_backend
+
+    return build_backend({"backend": kind, **dict(llm or {})}, base_dir=base_dir)

@@ -1,0 +1,109 @@
+"""Tables and a chart of the ladder, computed from the per-example records (PDDL-Mind Table 1,
+Table 2, and the §4 failure analysis).
+
+* :func:`ladder_table`: per source and variant, accuracy with the parse and verification
+  rates, calls and tokens per example (Table 1 of the ladder);
+* :func:`category_table`: accuracy per source, question category and variant (Table 2);
+* :func:`failure_table`: wrong answers by failure class (parsing/state vs reasoning, §4);
+* :func:`availability_table`: which benchmark samples were present;
+* :func:`cross_check_table`: oracle stories on which the executed gold actions reproduce the
+  oracle's state at every event (must be all of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import polars as pl
+
+from cogrsi_lib.oracle.world import World
+from cogrsi_lib.pddl.diagnosis import FAILURE_CLASSES
+from cogrsi_lib.pddl.examples import BenchmarkSample
+from cogrsi_lib.pddl.ladder import VARIANTS
+from cogrsi_lib.pddl.oracle_map import cross_check
+
+_ORDER = {v: i for i, v in enumerate(VARIANTS)}
+
+
+def _sorted(df: pl.DataFrame, *keys: str) -> pl.DataFrame:
+    return (df.with_columns(pl.col("variant").replace_strict(_ORDER, default=99).alias("_o"))
+            .sort([*keys, "_o"]).drop("_o"))
+
+
+def ladder_table(records: pl.DataFrame) -> pl.DataFrame:
+    """One row per (source, variant)."""
+    out = records.group_by("model", "source", "variant").agg(
+        pl.len().alias("n"),
+        pl.col("score").mean().alias("accuracy"),
+        (pl.col("answer_status") == "ok").mean().alias("answer_parsed"),
+        (pl.col("problem_status") == "ok").mean().alias("problem_parsed"),
+        (pl.col("actions_status") == "ok").mean().alias("actions_parsed"),
+        pl.col("n_candidates").mean().alias("candidates"),
+        pl.col("n_rejected").mean().alias("rejected"),
+        pl.col("trace_correct").cast(pl.Float64).mean().alias("trace_correct"),
+        pl.col("calls").mean().alias("calls_per_example"),
+        pl.col("cached_calls").mean().alias("cached_per_example"),
+        pl.col("prompt_tokens").mean().alias("prompt_tokens"),
+        pl.col("completion_tokens").mean().alias("completion_tokens"),
+    )
+    return _sorted(out, "model", "source")
+
+
+def category_table(records: pl.DataFrame) -> pl.DataFrame:
+    """Accuracy per (source, category, variant)."""
+    out = records.group_by("source", "category", "variant").agg(
+        pl.len().alias("n"), pl.col("score").mean().alias("accuracy"))
+    return _sorted(out, "source", "category")
+
+
+def failure_table(records: pl.DataFrame) -> pl.DataFrame:
+    """Wrong answers per (source, variant, failure class), with their share of the wrong."""
+    wrong = records.filter(~pl.col("correct"))
+    if wrong.is_empty():
+        return pl.DataFrame(schema={"source": pl.Utf8, "variant": pl.Utf8, "failure": pl.Utf8,
+                                    "n": pl.UInt32, "share": pl.Float64})
+    out = wrong.group_by("source", "variant", "failure").agg(pl.len().alias("n"))
+    out = out.with_columns(
+        (pl.col("n") / pl.col("n").sum().over("source", "variant")).alias("share"),
+        pl.col("failure").replace_strict({f: i for i, f in enumerate(FAILURE_CLASSES)},
+                                         default=99).alias("_f"),
+    )
+    return _sorted(out, "source", "_f").drop("_f")
+
+
+def cross_check_table(worlds: Sequence[World]) -> pl.DataFrame:
+    """Per oracle story: events, gold actions' mismatches with the oracle (0 everywhere)."""
+    rows = []
+    for i, w in enumerate(worlds):
+        mism = cross_check(w)
+        rows.append({"world": i, "events": len(w.events), "mismatches": len(mism),
+                     "first": str(mism[0]) if mism else ""})
+    return pl.DataFrame(rows, schema={"world": pl.Int64, "events": pl.Int64,
+                                      "mismatches": pl.Int64, "first": pl.Utf8})
+
+
+def availability_table(samples: Sequence[BenchmarkSample]) -> pl.DataFrame:
+    """Which benchmark samples were found, how many examples each gave, and why not."""
+    return pl.DataFrame(
+        {"benchmark": [s.name for s in samples], "available": [s.available for s in samples],
+         "examples": [len(s.examples) for s in samples], "note": [s.note for s in samples]},
+        schema={"benchmark": pl.Utf8, "available": pl.Boolean, "examples": pl.Int64,
+                "note": pl.Utf8})
+
+
+def ladder_chart(table: pl.DataFrame) -> alt.Chart:
+    """Accuracy by variant, one panel per source."""
+    data = table.select("source", "variant", "accuracy", "n")
+    return (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            x=alt.X("variant:N", sort=list(VARIANTS), title=None),
+            y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("variant:N", sort=list(VARIANTS), legend=None),
+            column=alt.Column("source:N", title=None),
+            tooltip=["source", "variant", "accuracy", "n"],
+        )
+        .properties(width=140, height=180, title="PDDL-Mind ladder: accuracy by variant")
+    )

