@@ -1,0 +1,175 @@
+"""Tables and figures of the audit stage (CogRSI Table 1 "Invalid rules", §5.4, Figure 7b).
+
+Everything is computed from the per-rule audit records: the verdict table (one row per
+rule, joined with its source's arm, round, admission and trial gain), the verdicts by arm
+(the share of invalid rules among all and among decided ones, and among admitted ones),
+the trial-gain distributions of valid and invalid rules with their difference and total
+variation distance, and the translator roles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import polars as pl
+
+from cogrsi_lib.audit.audit import RuleAudit
+from cogrsi_lib.audit.snapshot import AuditSample
+from cogrsi_lib.audit.translate import Translator
+from cogrsi_lib.audit.verdict import VERDICTS
+from cogrsi_lib.oracle.render import render
+
+
+class ExpectedVerdictError(AssertionError):
+    """A rule with a known verdict got another one."""
+
+
+def verdict_table(audits: Sequence[RuleAudit], rules: pl.DataFrame) -> pl.DataFrame:
+    """One row per rule: its verdict record joined with the rules source's columns."""
+    rows = pl.DataFrame([a.row() for a in audits], infer_schema_length=None)
+    meta = rules.drop("text")
+    return meta.join(rows, on="rule_id", how="left", maintain_order="left")
+
+
+def translation_table(audits: Sequence[RuleAudit]) -> pl.DataFrame:
+    """One row per rule and translator: reply, code, status, cap, sandbox outcome."""
+    return pl.DataFrame([r for a in audits for r in a.translation_rows()],
+                        infer_schema_length=None)
+
+
+def verdicts_by_arm(verdicts: pl.DataFrame, column: str = "verdict") -> pl.DataFrame:
+    """Counts of each verdict by arm, the invalid share of all and of decided rules, and
+    invalid among admitted rules (Table 1's column; §5.4 "What each loop kept")."""
+    v = pl.col(column)
+    decided = v.is_in(["invalid", "valid"])
+    admitted = pl.col("admitted").fill_null(False)
+    aggs = [pl.len().alias("rules")]
+    aggs += [(v == k).sum().alias(k) for k in VERDICTS]
+    aggs += [
+        decided.sum().alias("decided"),
+        ((v == "invalid").sum() / pl.len()).alias("invalid_of_all"),
+        pl.when(decided.sum() > 0)
+        .then((v == "invalid").sum() / decided.sum())
+        .otherwise(None)
+        .alias("invalid_of_decided"),
+        (pl.col("translation_a").ne("ok") | pl.col("translation_b").ne("ok")).sum()
+        .alias("without_code"),
+        (pl.col("capped_a") | pl.col("capped_b")).sum().alias("capped"),
+        (pl.col("outcome_a").ne("ok") | pl.col("outcome_b").ne("ok")).sum().alias("failed_run"),
+        admitted.sum().alias("admitted"),
+        (admitted & decided).sum().alias("admitted_decided"),
+        (admitted & (v == "invalid")).sum().alias("admitted_invalid"),
+    ]
+    by_arm = verdicts.group_by("arm", maintain_order=True).agg(aggs)
+    total = verdicts.select(aggs).with_columns(pl.lit("all").alias("arm"))
+    return pl.concat([by_arm, total.select(by_arm.columns)], how="vertical_relaxed")
+
+
+def expected_check(verdicts: pl.DataFrame) -> pl.DataFrame:
+    """Rules with a known verdict: expected, got, and whether they match."""
+    known = verdicts.filter(pl.col("expected").is_not_null())
+    return known.select(
+        "rule_id", "expected", "verdict", "reason",
+        (pl.col("expected") == pl.col("verdict")).alias("matches"),
+    )
+
+
+def check_expected(table: pl.DataFrame) -> None:
+    """Raise :class:`ExpectedVerdictError` if a known verdict was not reproduced."""
+    bad = table.filter(~pl.col("matches"))
+    if bad.height:
+        raise ExpectedVerdictError(f"verdicts differ from the known ones: {bad.to_dicts()}")
+
+
+def counterexample_summary(counterexamples: pl.DataFrame) -> pl.DataFrame:
+    """Per rule: shared counterexamples, the share in worlds with a lie or with an event
+    ExploreToM never contains, and whether every one of them is in such a world (§5.4: 116 of
+    286 invalid rules fail only there)."""
+    return counterexamples.group_by("rule_id", maintain_order=True).agg(
+        pl.len().alias("counterexamples"),
+        pl.col("depth").min().alias("min_depth"),
+        pl.col("has_lie").mean().alias("share_with_lie"),
+        pl.col("outside_exploretom").mean().alias("share_outside_exploretom"),
+        pl.col("outside_exploretom").all().alias("only_outside_exploretom"),
+    )
+
+
+def counterexample_examples(counterexamples: pl.DataFrame, sample: AuditSample) -> pl.DataFrame:
+    """The first shared counterexample of each rule as a rendered story (Box D style)."""
+    firsts = counterexamples.group_by("rule_id", maintain_order=True).first()
+    stories = [render(sample.worlds[w]).text for w in firsts["world_id"]]
+    return firsts.select("rule_id", "question_id", "question", "answer", "gold").with_columns(
+        pl.Series("story", stories, dtype=pl.Utf8))
+
+
+def _tv_distance(a: np.ndarray, b: np.ndarray, bins: np.ndarray) -> float:
+    pa = np.histogram(a, bins)[0] / max(len(a), 1)
+    pb = np.histogram(b, bins)[0] / max(len(b), 1)
+    return float(0.5 * np.abs(pa - pb).sum())
+
+
+def trial_gain_table(verdicts: pl.DataFrame, bin_width: float = 1.0, n_resamples: int = 2000,
+                     seed: int = 0) -> pl.DataFrame:
+    """Mean trial gain of valid and invalid rules, their difference (valid - invalid) with a
+    95% bootstrap interval over rules, and the total variation distance of the binned
+    distributions (§5.4: -1.22 vs -1.47, +0.24 [-0.82, +1.32], TV 0.16)."""
+    g = verdicts.filter(pl.col("trial_gain").is_not_null())
+    valid = g.filter(pl.col("verdict") == "valid")["trial_gain"].to_numpy()
+    invalid = g.filter(pl.col("verdict") == "invalid")["trial_gain"].to_numpy()
+    row: dict[str, float | int | None] = {
+        "n_valid": len(valid), "n_invalid": len(invalid),
+        "mean_valid": float(valid.mean()) if len(valid) else None,
+        "mean_invalid": float(invalid.mean()) if len(invalid) else None,
+        "difference": None, "low": None, "high": None, "tv_distance": None,
+    }  # fmt: skip
+    if len(valid) and len(invalid):
+        rng = np.random.default_rng(seed)
+        da = rng.choice(valid, (n_resamples, len(valid))).mean(axis=1)
+        db = rng.choice(invalid, (n_resamples, len(invalid))).mean(axis=1)
+        lo, hi = np.percentile(da - db, [2.5, 97.5])
+        both = np.concatenate([valid, invalid])
+        edges = np.arange(np.floor(both.min()), np.ceil(both.max()) + bin_width, bin_width)
+        if len(edges) < 2:
+            edges = np.array([both.min() - 0.5, both.max() + 0.5])
+        row |= {"difference": float(valid.mean() - invalid.mean()), "low": float(lo),
+                "high": float(hi), "tv_distance": _tv_distance(valid, invalid, edges)}
+    return pl.DataFrame([row])
+
+
+def trial_gain_bins(verdicts: pl.DataFrame, bin_width: float = 1.0) -> pl.DataFrame:
+    """Share of valid and of invalid rules per trial-gain bin (``bin`` = the bin's left edge)."""
+    data = verdicts.filter(
+        pl.col("trial_gain").is_not_null() & pl.col("verdict").is_in(["valid", "invalid"])
+    )
+    return (
+        data.with_columns(((pl.col("trial_gain") / bin_width).floor() * bin_width).alias("bin"))
+        .group_by("verdict", "bin")
+        .agg(pl.len().alias("rules"))
+        .with_columns((pl.col("rules") / pl.col("rules").sum().over("verdict")).alias("share"))
+        .sort("verdict", "bin")
+    )
+
+
+def trial_gain_chart(verdicts: pl.DataFrame, bin_width: float = 1.0) -> alt.Chart:
+    """Figure 7b style: the trial-gain distribution of valid and invalid rules."""
+    return (
+        alt.Chart(trial_gain_bins(verdicts, bin_width))
+        .mark_bar(opacity=0.6)
+        .encode(
+            x=alt.X("bin:Q", title="trial gain (points)"),
+            y=alt.Y("share:Q", title="share of rules", stack=None),
+            color=alt.Color("verdict:N", scale=alt.Scale(domain=["valid", "invalid"])),
+        )
+        .properties(title="Trial gain of valid and invalid rules", width=360, height=200)
+    )
+
+
+def translator_table(translators: Sequence[Translator]) -> pl.DataFrame:
+    """The two translator roles; says so when one model plays both."""
+    rows = [t.describe() for t in translators]
+    same = len({r["backend"] for r in rows}) == 1
+    for r in rows:
+        r["note"] = "one model plays both roles (different prompt and seed)" if same else ""
+    return pl.DataFrame(rows)

@@ -1,0 +1,68 @@
+"""What the ``audit`` stage notebook calls, from ``params.yaml: audit`` (CogRSI §4.3, §5.4).
+
+The notebook stays a list of calls: :func:`audit_config` turns the stage's parameters into an
+:class:`~cogrsi_lib.audit.audit.AuditConfig`, :func:`replay_answerer` builds the reader that
+answers rendered counterexamples, and :func:`summary` collects the run's sizes, timings and
+translator roles for ``summary.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from cogrsi_lib.audit.audit import AuditConfig, Auditor, RuleAudit
+from cogrsi_lib.audit.replay import Answerer, reader_answerer
+from cogrsi_lib.audit.sandbox import SandboxLimits
+from cogrsi_lib.audit.verdict import VerdictConfig
+
+
+def audit_config(vacuous_threshold: float = 0.001, agreement_threshold: float = 0.8,
+                 agreement_over: str = "either", limits: Mapping[str, Any] | None = None,
+                 recompile_max_tokens: int | None = None, workers: int | None = None
+                 ) -> AuditConfig:
+    """The audit's settings from the stage parameters of the same names."""
+    return AuditConfig(
+        verdict=VerdictConfig(agreement_threshold, vacuous_threshold, agreement_over),  # type: ignore[arg-type]
+        limits=SandboxLimits.from_params(dict(limits or {})),
+        recompile_max_tokens=recompile_max_tokens,
+        workers=workers,
+    )
+
+
+def replay_answerer(reader: Mapping[str, Any], reader_config: Mapping[str, Any] | None = None,
+                    root: str | Path | None = None) -> tuple[Answerer, str]:
+    """The grounded reader on the backend ``reader`` (a :func:`~cogrsi_lib.llm.build_backend`
+    mapping), with ``reader_config`` overriding :class:`~cogrsi_lib.reader.ReaderConfig`;
+    returns the answerer and the backend's identity."""
+    from cogrsi_lib.llm.config import build_backend
+    from cogrsi_lib.reader import GroundedReader, ReaderConfig
+
+    backend = build_backend(dict(reader), base_dir=root)
+    system = GroundedReader(backend, None, ReaderConfig(**dict(reader_config or {})))
+    return reader_answerer(system), backend.identity
+
+
+def summary(auditor: Auditor, audits: Sequence[RuleAudit], **extra: Any) -> dict[str, Any]:
+    """Sizes, timings and translator roles of one audit run."""
+    sample = auditor.sample
+    runs = [r for a in audits for r in a.runs if r.ok]
+    per_rule = [a.sandbox_s for a in audits if all(r.ok for r in a.runs)]
+    return {
+        "n_worlds": len(sample.worlds),
+        "n_questions": sample.n_questions,
+        "max_depth": sample.max_depth,
+        "seed": sample.seed,
+        "n_rules": len(audits),
+        "n_texts": len({a.text for a in audits}),
+        "translators": [t.describe() for t in auditor.translators],
+        "one_model_both_roles": len({t.backend.identity for t in auditor.translators}) == 1,
+        "translate_s": round(auditor.timings["translate_s"], 3),
+        "sandbox_s": round(auditor.timings["sandbox_s"], 3),
+        "max_rule_pair_s": round(max(per_rule), 3) if per_rule else None,
+        "median_translation_run_s": (round(sorted(r.wall_s for r in runs)[len(runs) // 2], 3)
+                                     if runs else None),
+        "config": auditor.config,
+        **extra,
+    }

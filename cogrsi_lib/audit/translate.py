@@ -1,0 +1,202 @@
+"""Translate rule texts into ``applies``/``predict`` code with two translator models (CogRSI §4.3).
+
+Each translator is a :class:`~cogrsi_lib.llm.Backend` with a prompt and a seed.  It sees the
+rule text and the world/question API (``API.md``) only: never which loop wrote the rule or
+whether it was kept, and it is told to follow the words literally.  Replies are parsed
+strictly: the code is the first closed ```python block that defines both functions (or all
+closed python blocks together, when they do).  A reply that hits the output cap
+(``finish_reason == "length"``) is recorded as capped; without a closed block it has no code
+(the paper's recompile deviation, App. C J105).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.types import Completion, Message, Request, SamplingParams
+
+API_TEXT = resources.files("cogrsi_lib.audit").joinpath("API.md").read_text(encoding="utf-8")
+
+#: Two wordings of the same instructions, so that one model can play both translators.
+PROMPTS: dict[str, str] = {
+    "literal": (
+        "You translate one rule about what story characters believe into Python code.\n"
+        "Follow the rule's words literally. Do not correct the rule, do not add cases it does "
+        "not state, and do not use knowledge of your own about who knows what: the code must "
+        "say exactly what the rule says, even where the rule is wrong.\n\n"
+        "{api}\n\n"
+        "Rule:\n{rule}\n\n"
+        "Reply with one ```python code block that defines applies(world, q) and "
+        "predict(world, q), and nothing else."
+    ),
+    "plain": (
+        "Below is the documentation of a small Python API for story worlds, then a rule.\n\n"
+        "{api}\n\n"
+        "Rule:\n{rule}\n\n"
+        "Write applies(world, q), true exactly when the rule's condition holds for the "
+        "question, and predict(world, q), the answer the rule gives. Take every word of the "
+        "rule at face value; if the rule is mistaken, your code must be mistaken in the same "
+        "way. Answer with a single ```python block."
+    ),
+}
+SYSTEM = "You are a careful programmer who turns natural-language rules into Python."
+
+_FENCE = re.compile(r"```[ \t]*(?P<lang>[A-Za-z0-9_+-]*)[ \t]*\n(?P<body>.*?)\n?[ \t]*```", re.S)
+_DEF = {name: re.compile(rf"^\s*def\s+{name}\s*\(", re.M) for name in ("applies", "predict")}
+
+
+def text_id(text: str) -> str:
+    """A short stable id of a rule text: ``sha256:<12 hex>``."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _defines_both(code: str) -> bool:
+    return all(p.search(code) for p in _DEF.values())
+
+
+def extract_code(reply: str) -> str | None:
+    """The code of a reply, or ``None`` when no closed python block defines both functions."""
+    blocks = [m.group("body") for m in _FENCE.finditer(reply)
+              if m.group("lang").lower() in ("", "python", "py", "python3")]
+    for body in blocks:
+        if _defines_both(body):
+            return body.strip("\n") + "\n"
+    joined = "\n\n".join(blocks)
+    return joined.strip("\n") + "\n" if blocks and _defines_both(joined) else None
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One translator's reply for one rule text, parsed.
+
+    ``status``: ``ok`` (code found), ``no_code`` (a finished reply without a usable block) or
+    ``capped`` (the reply hit ``max_tokens`` before a usable block).
+    """
+
+    translator: str
+    model: str
+    prompt: str
+    rule_sha: str
+    reply: str
+    code: str | None
+    status: str
+    finish_reason: str
+    capped: bool
+    max_tokens: int
+    prompt_tokens: int
+    completion_tokens: int
+    from_cache: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def no_code_reason(self) -> str:
+        if self.status == "capped":
+            return f"reply hit the {self.max_tokens}-token output cap without complete code"
+        return "reply has no python block defining applies and predict"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_translation(c: Completion, translator: str, prompt: str, text: str,
+                      max_tokens: int) -> Translation:
+    """Strict parse of one completion."""
+    code = extract_code(c.text)
+    capped = c.finish_reason == "length"
+    status = "ok" if code is not None else ("capped" if capped else "no_code")
+    return Translation(
+        translator=translator, model=c.model, prompt=prompt, rule_sha=text_id(text),
+        reply=c.text, code=code, status=status, finish_reason=c.finish_reason, capped=capped,
+        max_tokens=max_tokens, prompt_tokens=c.prompt_tokens,
+        completion_tokens=c.completion_tokens, from_cache=c.from_cache,
+    )
+
+
+class Translator:
+    """One translator role: a backend, a prompt wording, a seed and an output cap."""
+
+    def __init__(self, name: str, backend: Backend, prompt: str = "literal", seed: int = 0,
+                 temperature: float = 0.0, max_tokens: int = 8192, plays: str | None = None):
+        if prompt not in PROMPTS:
+            raise ValueError(f"unknown translator prompt {prompt!r}; one of {sorted(PROMPTS)}")
+        self.name = name
+        self.backend = backend
+        self.prompt = prompt
+        self.seed = seed
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.plays = plays
+
+    def messages(self, text: str) -> tuple[Message, ...]:
+        body = PROMPTS[self.prompt].format(api=API_TEXT.strip(), rule=text.strip())
+        return (Message("system", SYSTEM), Message("user", body))
+
+    def request(self, text: str, max_tokens: int | None = None) -> Request:
+        params = SamplingParams(n=1, temperature=self.temperature,
+                                max_tokens=max_tokens or self.max_tokens, seed=self.seed)
+        return Request(self.messages(text), params)
+
+    def translate_many(self, texts: Sequence[str], max_tokens: int | None = None
+                       ) -> list[Translation]:
+        """One reply per text, generated as one batch."""
+        cap = max_tokens or self.max_tokens
+        outs = self.backend.generate([self.request(t, cap) for t in texts]) if texts else []
+        return [parse_translation(cs[0], self.name, self.prompt, t, cap)
+                for t, cs in zip(texts, outs, strict=True)]
+
+    def translate(self, text: str, max_tokens: int | None = None) -> Translation:
+        return self.translate_many([text], max_tokens)[0]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "translator": self.name, "backend": self.backend.identity, "prompt": self.prompt,
+            "seed": self.seed, "temperature": self.temperature, "max_tokens": self.max_tokens,
+            "plays": self.plays or "",
+        }  # fmt: skip
+
+
+def build_translators(specs: Sequence[Mapping[str, Any]], max_tokens: int = 8192,
+                      base_dir: str | None = None) -> list[Translator]:
+    """Two translators from ``params.yaml: audit.translators``.
+
+    Each spec: ``name``, ``llm`` (a :func:`~cogrsi_lib.llm.build_backend` mapping, or
+    ``{backend: scripted}`` for the hand-written rules' fixed code), ``prompt``, ``seed``,
+    ``temperature`` and ``plays`` (the model it stands in for, for the report).
+    """
+    from cogrsi_lib.audit.handwritten import scripted_translator
+    from cogrsi_lib.llm.config import build_backend
+
+    if len(specs) != 2:
+        raise ValueError(f"the audit needs exactly two translators, got {len(specs)}")
+    known = {"name", "llm", "prompt", "seed", "temperature", "plays", "max_tokens"}
+    out = []
+    shared: dict[str, Backend] = {}
+    for i, spec in enumerate(specs):
+        unknown = set(spec) - known
+        if unknown:
+            raise ValueError(f"unknown translator settings {sorted(unknown)}")
+        name = str(spec.get("name", "AB"[i]))
+        llm = dict(spec.get("llm") or {"backend": "scripted"})
+        if llm.get("backend") == "scripted":
+            backend: Backend = scripted_translator("AB"[i])
+        else:
+            key = repr(sorted(llm.items()))
+            if key not in shared:  # one model playing both roles is loaded once
+                shared[key] = build_backend(llm, base_dir=base_dir)
+            backend = shared[key]
+        out.append(Translator(
+            name, backend, prompt=str(spec.get("prompt", ("literal", "plain")[i])),
+            seed=int(spec.get("seed", i)), temperature=float(spec.get("temperature", 0.0)),
+            max_tokens=int(spec.get("max_tokens", max_tokens)), plays=spec.get("plays"),
+        ))
+    if out[0].name == out[1].name:
+        raise ValueError("the two translators need different names")
+    return out

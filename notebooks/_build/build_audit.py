@@ -1,0 +1,152 @@
+"""Build notebooks/audit.ipynb (outputs empty; run it with `cogrsi stage audit`)."""
+
+from pathlib import Path
+
+from nbbuild import write_notebook
+
+PARAMS = """\
+# Small defaults for CI (nbval): 300 worlds, the hand-written rules, scripted translators that
+# return each rule's fixed code, and the grounded reader on a constant fake backend.
+# `dvc repro` passes params.yaml[audit] (6,000 worlds; the translator and reader backends there).
+n_worlds = 300
+seed = 7
+max_depth = 2
+rules = "handwritten"
+translators = [
+    {"name": "A", "llm": {"backend": "scripted"}, "prompt": "literal", "seed": 0},
+    {"name": "B", "llm": {"backend": "scripted"}, "prompt": "plain", "seed": 1},
+]
+max_tokens = 8192
+recompile_max_tokens = None
+vacuous_threshold = 0.001
+agreement_threshold = 0.8
+agreement_over = "either"
+limits = {"wall_s": 120, "cpu_s": 60, "memory_mb": 1024}
+workers = None
+replay = {
+    "reader": {"backend": "fake", "reply": "Answer: A"},
+    "reader_config": {},
+    "max_per_rule": 5,
+    "n_controls": 5,
+    "seed": 0,
+}
+check_expected = True
+out_dir = None
+"""
+
+CELLS = [
+    ("markdown", "# Semantic audit of learned rules\n\n"
+     "Two translators turn each rule text into `applies(world, q)` and `predict(world, q)` "
+     "(they see only the rule and the API in `cogrsi_lib/audit/API.md`); each translation runs "
+     "in a sandbox process over a fixed sample of oracle worlds. A *shared counterexample* is "
+     "a question where both translations apply, agree, and the oracle answers otherwise. "
+     "Verdicts: invalid (a shared counterexample), vacuous (almost never applies), valid "
+     "(translations agree on at least 80% of the questions where they apply), ambiguous "
+     "otherwise (CogRSI §4.3, §5.4, App. C \"Semantic audit (J105)\")."),
+    ("code", "from cogrsi_lib import audit\n"
+     "from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir\n"
+     "from cogrsi_lib.reports import save_chart, write_json, write_table"),
+    ("code", "out = resolve_out_dir(out_dir, 'audit')\n"
+     "root = find_repo_root()\n"
+     "sample = audit.sample_audit_worlds(n_worlds, seed, max_depth)\n"
+     "{'worlds': len(sample.worlds), 'questions': sample.n_questions}"),
+    ("markdown", "## Translators\n\nWhich backend plays each translator role. On the CPU the "
+     "embedded model plays both, with two prompt wordings and seeds."),
+    ("code", "trs = audit.build_translators(translators, max_tokens, base_dir=root)\n"
+     "roles = audit.translator_table(trs)\n"
+     "write_table(roles, out / 'translators', title='Translator roles')\n"
+     "roles"),
+    ("markdown", "## Verdicts\n\nEvery rule of the source, translated twice, run on every "
+     "question of the sample."),
+    ("code", "rule_table = audit.load_rules(rules, root)\n"
+     "config = audit.audit_config(vacuous_threshold, agreement_threshold, agreement_over,\n"
+     "                            limits, recompile_max_tokens, workers)\n"
+     "auditor = audit.Auditor(sample, trs, config)\n"
+     "results = auditor.audit_many(list(zip(rule_table['rule_id'], rule_table['text'])))\n"
+     "verdicts = audit.verdict_table(results, rule_table)\n"
+     "verdicts.write_parquet(out / 'verdicts.parquet')\n"
+     "write_table(verdicts.select('rule_id', 'arm', 'verdict', 'reason', 'n_applies_a',\n"
+     "                            'n_applies_b', 'n_both', 'agreement',\n"
+     "                            'n_shared_counterexamples', 'translation_a',\n"
+     "                            'translation_b', 'outcome_a', 'outcome_b',\n"
+     "                            'verdict_before_recompile'),\n"
+     "            out / 'verdicts', title='Verdict of every audited rule')\n"
+     "verdicts.select('rule_id', 'verdict', 'reason')"),
+    ("code", "translations = audit.translation_table(results)\n"
+     "translations.write_parquet(out / 'translations.parquet')\n"
+     "write_table(translations.select('rule_id', 'translator', 'status', 'finish_reason',\n"
+     "                                'capped', 'completion_tokens', 'run_outcome',\n"
+     "                                'run_message', 'run_n_applies', 'run_n_errors'),\n"
+     "            out / 'translations', title='Translations and their sandbox runs')\n"
+     "translations.select('rule_id', 'translator', 'status', 'run_outcome', 'run_message')"),
+    ("markdown", "## Invalid rules by arm\n\nTable 1's invalid-rule column: the share of each "
+     "arm's rules with a shared counterexample, among all of them and among those the audit "
+     "could decide, and among the admitted ones. `verdict_before_recompile` gives the same "
+     "table before replies cut by the output cap were recompiled."),
+    ("code", "by_arm = audit.verdicts_by_arm(verdicts)\n"
+     "write_table(by_arm, out / 'verdicts_by_arm', title='Verdicts by arm')\n"
+     "before = audit.verdicts_by_arm(verdicts, column='verdict_before_recompile')\n"
+     "write_table(before, out / 'verdicts_by_arm_before_recompile',\n"
+     "            title='Verdicts by arm, before recompiling capped replies')\n"
+     "by_arm"),
+    ("markdown", "## Rules with a known verdict\n\nThe hand-written rules fix what the audit "
+     "must say; with `check_expected` a different verdict stops the stage."),
+    ("code", "expected = audit.expected_check(verdicts)\n"
+     "write_table(expected, out / 'expected_verdicts', title='Known verdicts')\n"
+     "if check_expected:\n"
+     "    audit.check_expected(expected)\n"
+     "expected"),
+    ("markdown", "## Shared counterexamples\n\nEvery shared counterexample with its world's event "
+     "types; `outside_exploretom` marks worlds with sleeping, whispering or peeking, which "
+     "ExploreToM never contains (§5.4)."),
+    ("code", "cx = auditor.counterexample_table(results)\n"
+     "cx.write_parquet(out / 'counterexamples.parquet')\n"
+     "cx_summary = audit.counterexample_summary(cx)\n"
+     "write_table(cx_summary, out / 'counterexamples',\n"
+     "            title='Shared counterexamples by rule')\n"
+     "cx_summary"),
+    ("code", "cx_examples = audit.counterexample_examples(cx, sample)\n"
+     "write_table(cx_examples, out / 'counterexample_examples',\n"
+     "            title='One shared counterexample per rule')\n"
+     "for row in cx_examples.iter_rows(named=True):\n"
+     "    print(f\"[{row['rule_id']}] {row['question']} rule: {row['answer']}, \"\n"
+     "          f\"oracle: {row['gold']}\\n{row['story']}\\n\")"),
+]
+
+CELLS_TAIL = [
+    ("markdown", "## Trial gain of valid and invalid rules\n\nFigure 7b: the trial gain each "
+     "rule had at registration, by verdict, when the rules source records it (loop "
+     "candidates do; the hand-written rules have none)."),
+    ("code", "gains = audit.trial_gain_table(verdicts)\n"
+     "write_table(gains, out / 'trial_gain', title='Trial gain of valid and invalid rules')\n"
+     "if gains['n_valid'][0] or gains['n_invalid'][0]:\n"
+     "    save_chart(audit.trial_gain_chart(verdicts), out / 'trial_gain')\n"
+     "gains"),
+    ("markdown", "## Counterexample replay\n\nEach shared counterexample of an invalid rule is "
+     "rendered as a story; the reader answers it without a principle and with the rule as its "
+     "principle, and so do random control questions (§5.4: 8.6% of 1,139 turned wrong vs "
+     "2.8% of 176 controls)."),
+    ("code", "answerer, reader_backend = audit.replay_answerer(replay['reader'],\n"
+     "                                                  replay.get('reader_config'), root)\n"
+     "replayed = audit.replay_counterexamples(results, sample, answerer,\n"
+     "                                        replay['max_per_rule'], replay['n_controls'],\n"
+     "                                        replay['seed'])\n"
+     "replayed.write_parquet(out / 'replay.parquet')\n"
+     "replay_table = audit.replay_summary(replayed)\n"
+     "write_table(replay_table, out / 'replay',\n"
+     "            title=f'Counterexample replay (reader backend: {reader_backend})')\n"
+     "replay_table"),
+    ("code", "run_summary = audit.summary(auditor, results, reader_backend=reader_backend,\n"
+     "                            rules_source=rules)\n"
+     "write_json(run_summary, out / 'summary.json')\n"
+     "{k: run_summary[k] for k in ('n_questions', 'sandbox_s', 'max_rule_pair_s',\n"
+     "                             'one_model_both_roles')}"),
+]
+
+
+def build(path: Path) -> None:
+    write_notebook(path, [CELLS[0], ("parameters", PARAMS), *CELLS[1:], *CELLS_TAIL])
+
+
+if __name__ == "__main__":
+    build(Path(__file__).resolve().parents[1] / "audit.ipynb")

@@ -1,0 +1,103 @@
+"""Stage tables: verdicts by arm, trial gains, known-verdict checks, rules sources."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from cogrsi_lib.audit import (
+    check_expected,
+    expected_check,
+    handwritten_rules,
+    load_rules,
+    read_rules,
+    trial_gain_bins,
+    trial_gain_chart,
+    trial_gain_table,
+    verdicts_by_arm,
+)
+from cogrsi_lib.audit.report import ExpectedVerdictError
+from cogrsi_lib.reports import save_chart
+
+
+def verdict_rows(**cols):
+    n = len(cols["verdict"])
+    base = {"rule_id": [f"r{i}" for i in range(n)], "arm": ["x"] * n,
+            "translation_a": ["ok"] * n, "translation_b": ["ok"] * n,
+            "capped_a": [False] * n, "capped_b": [False] * n, "admitted": [None] * n,
+            "outcome_a": ["ok"] * n, "outcome_b": ["ok"] * n,
+            "trial_gain": [None] * n}
+    base.update(cols)
+    return pl.DataFrame(base, schema_overrides={"trial_gain": pl.Float64,
+                                                "admitted": pl.Boolean})
+
+
+def test_verdicts_by_arm_counts_shares_and_admissions():
+    v = verdict_rows(
+        arm=["a", "a", "a", "a", "b", "b"],
+        verdict=["invalid", "invalid", "valid", "vacuous", "ambiguous", "ambiguous"],
+        admitted=[True, False, True, None, True, False],
+        translation_b=["ok", "ok", "ok", "ok", "capped", "ok"],
+        outcome_b=["ok", "ok", "ok", "ok", "no_code", "memory"],
+        capped_b=[False, False, False, False, True, False],
+    )
+    t = {r["arm"]: r for r in verdicts_by_arm(v).iter_rows(named=True)}
+    assert (t["a"]["rules"], t["a"]["invalid"], t["a"]["valid"], t["a"]["decided"]) == (4, 2, 1, 3)
+    assert t["a"]["invalid_of_decided"] == pytest.approx(2 / 3)
+    assert t["a"]["invalid_of_all"] == pytest.approx(0.5)
+    assert (t["a"]["admitted"], t["a"]["admitted_decided"], t["a"]["admitted_invalid"]) == (2, 2, 1)
+    assert t["b"]["invalid_of_decided"] is None and t["b"]["without_code"] == 1
+    assert t["b"]["capped"] == 1 and t["b"]["failed_run"] == 2 and t["a"]["failed_run"] == 0
+    assert t["all"]["rules"] == 6 and t["all"]["invalid_of_decided"] == pytest.approx(2 / 3)
+
+
+def test_trial_gain_table_difference_interval_and_tv():
+    v = verdict_rows(verdict=["valid"] * 4 + ["invalid"] * 4 + ["ambiguous"],
+                     trial_gain=[0.5, 0.5, 1.5, 1.5, 0.5, 0.5, 0.5, 0.5, 9.0])
+    row = trial_gain_table(v).row(0, named=True)
+    assert (row["n_valid"], row["n_invalid"]) == (4, 4)
+    assert row["difference"] == pytest.approx(0.5)
+    assert row["low"] <= 0.5 <= row["high"]
+    assert row["tv_distance"] == pytest.approx(0.5)  # half the valid mass sits in another bin
+    bins = trial_gain_bins(v)
+    assert bins.filter(verdict="valid")["share"].to_list() == [0.5, 0.5]
+
+
+def test_trial_gain_without_gains_is_empty_not_an_error(tmp_path):
+    v = verdict_rows(verdict=["valid", "invalid"])
+    row = trial_gain_table(v).row(0, named=True)
+    assert row["n_valid"] == 0 and row["difference"] is None
+    v2 = verdict_rows(verdict=["valid", "invalid"], trial_gain=[-1.0, 2.0])
+    paths = save_chart(trial_gain_chart(v2), tmp_path / "gain")
+    spec = json.loads(paths[1].read_text())
+    assert spec["mark"]["type"] == "bar"
+
+
+def test_expected_check_and_its_assertion():
+    v = verdict_rows(verdict=["valid", "invalid"]).with_columns(
+        expected=pl.Series(["valid", "valid"]), reason=pl.Series(["", ""]))
+    table = expected_check(v)
+    assert table["matches"].to_list() == [True, False]
+    with pytest.raises(ExpectedVerdictError):
+        check_expected(table)
+    check_expected(table.head(1))
+
+
+def test_rules_sources(tmp_path):
+    hw = load_rules("handwritten")
+    assert hw.equals(handwritten_rules()) and hw["expected"].null_count() == 0
+    path = tmp_path / "cands.jsonl"
+    path.write_text('{"rule_id": "c1", "text": "When A: B.", "arm": "gated", "trial_gain": -1.5}\n'
+                    '{"rule_id": "c2", "text": "When C: D."}\n')
+    df = load_rules("cands.jsonl", root=tmp_path)
+    assert df["arm"].to_list() == ["gated", "unknown"]
+    assert df["trial_gain"].to_list() == [-1.5, None] and df["expected"].null_count() == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"rule_id": "c1", "text": "x"}\n{"rule_id": "c1", "text": "y"}\n')
+    with pytest.raises(ValueError, match="repeats"):
+        read_rules(bad)
+    with pytest.raises(ValueError, match="lacks"):
+        (tmp_path / "nt.csv").write_text("rule_id\nx\n")
+        read_rules(tmp_path / "nt.csv")

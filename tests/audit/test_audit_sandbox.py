@@ -1,0 +1,166 @@
+"""Malicious and broken translations are contained and recorded, never a crash of the audit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from cogrsi_lib.audit.sandbox import CODE_NAMES, SandboxLimits, run_code, run_many
+
+OK_FUNCS = """
+def applies(world, q):
+    return q.depth == 1
+
+
+def predict(world, q):
+    return world.location_at(-1)
+"""
+
+MALICIOUS = {
+    "read a file": ("data = open('/etc/passwd').read()\n" + OK_FUNCS, "load_error", "open"),
+    "import os": ("import os\nos.system('touch /tmp/pwned')\n" + OK_FUNCS, "rejected", "os"),
+    "dunder escape": ("x = ().__class__.__bases__[0].__subclasses__()\n" + OK_FUNCS,
+                      "rejected", "__subclasses__"),
+    "getattr escape": ("x = getattr((), '__cl' + 'ass__')\n" + OK_FUNCS, "load_error",
+                       "__class__"),
+    "generator frame": ("g = (i for i in [1])\nf = g.gi_frame\n" + OK_FUNCS, "rejected",
+                        "gi_frame"),
+    "network": ("import socket\n" + OK_FUNCS, "rejected", "socket"),
+    "infinite loop": ("while True:\n    pass\n" + OK_FUNCS, "timeout", "CPU"),
+    "loop in applies": ("def applies(world, q):\n    while True:\n        pass\n\n"
+                        "def predict(world, q):\n    return 'x'\n", "timeout", "CPU"),
+    "loop that swallows the limit": (
+        "def applies(world, q):\n    while True:\n        try:\n            pass\n"
+        "        except:\n            pass\n\ndef predict(world, q):\n    return 'x'\n",
+        "timeout", ""),
+    "huge allocation": ("x = [0] * (10 ** 11)\n" + OK_FUNCS, "memory", "memory"),
+    "growing allocation": ("x = []\nwhile True:\n    x.append(' ' * 10 ** 6)\n" + OK_FUNCS,
+                           "memory", "memory"),
+    "exit": ("raise SystemExit(0)\n" + OK_FUNCS, "load_error", "SystemExit"),
+    "syntax error": ("def applies(world, q:\n    return True\n", "syntax_error", "line 1"),
+    "missing predict": ("def applies(world, q):\n    return True\n", "load_error", "predict"),
+    "class": ("class Rule:\n    pass\n" + OK_FUNCS, "rejected", "class"),
+}
+
+
+@pytest.mark.parametrize("case", MALICIOUS.values(), ids=MALICIOUS.keys())
+def test_malicious_code_is_contained_and_recorded(case, tiny_sample, fast_limits):
+    code, outcome, words = case
+    result = run_code(code, tiny_sample, fast_limits)
+    assert result.outcome == outcome, (result.message, result.stderr)
+    assert words in result.message
+    assert result.codes is None and result.answers is None
+    assert result.wall_s < fast_limits.wall_s
+
+
+def test_a_good_run_reports_every_question(tiny_sample, fast_limits):
+    result = run_code(OK_FUNCS, tiny_sample, fast_limits)
+    assert result.ok
+    depth = tiny_sample.questions["depth"].to_numpy()
+    assert len(result.codes) == tiny_sample.n_questions
+    assert (result.applies() == (depth == 1)).all()
+    where = tiny_sample.questions.filter(depth=0, kind="location")
+    reality = dict(zip(where["world_id"], where["gold"], strict=True))
+    world_of = tiny_sample.questions["world_id"].to_list()
+    for i in range(tiny_sample.n_questions):
+        if depth[i] == 1:
+            assert result.answers[i] == reality[world_of[i]].casefold()
+
+
+def test_per_question_failures_are_counted_not_fatal(tiny_sample, fast_limits):
+    code = textwrap.dedent("""
+    def applies(world, q):
+        if q.depth == 0:
+            return 1 / 0
+        return True
+
+    def predict(world, q):
+        if q.depth == 1:
+            return None
+        if q.kind == "property":
+            return ["not", "a", "scalar"]
+        return q.candidates[0]
+    """)
+    result = run_code(code, tiny_sample, fast_limits)
+    assert result.ok
+    counts = result.counts()
+    q = tiny_sample.questions
+    assert counts["applies_error"] == q.filter(depth=0).height
+    assert counts["no_answer"] == q.filter(depth=1).height
+    assert counts["bad_answer"] == q.filter(depth=2, kind="property").height
+    assert counts["answer"] == q.filter(depth=2, kind="location").height
+    assert sum(counts.values()) == q.height and set(counts) == set(CODE_NAMES)
+    assert result.error_samples[0]["where"] == "applies"
+    assert "ZeroDivisionError" in result.error_samples[0]["error"]
+    assert result.summary()["n_errors"] == counts["applies_error"] + counts["bad_answer"]
+
+
+def test_print_and_recursion_do_not_break_the_run(tiny_sample, fast_limits):
+    code = textwrap.dedent("""
+    print("noise " * 1000)
+
+    def deep(n):
+        return deep(n + 1)
+
+    def applies(world, q):
+        print(q.text)
+        if q.depth == 2:
+            return deep(0)
+        return q.depth == 1
+
+    def predict(world, q):
+        return q.candidates[-1]
+    """)
+    result = run_code(code, tiny_sample, fast_limits)
+    assert result.ok and result.counts()["applies_error"] > 0
+    assert result.counts()["answer"] == tiny_sample.questions.filter(depth=1).height
+
+
+def test_wall_time_limit_kills_the_process(tiny_sample):
+    result = run_code(OK_FUNCS, tiny_sample, SandboxLimits(wall_s=0.01))
+    assert result.outcome == "timeout" and "wall" in result.message
+
+
+def test_no_code_is_an_outcome(tiny_sample):
+    assert run_code(None, tiny_sample).outcome == "no_code"
+    assert run_code("  \n", tiny_sample, no_code_reason="capped").message == "capped"
+
+
+def test_run_many_keeps_order_and_survives_bad_neighbours(tiny_sample, fast_limits):
+    codes = ["import os\n" + OK_FUNCS, OK_FUNCS, "x = [0] * 10 ** 11\n" + OK_FUNCS, None]
+    results = run_many(codes, tiny_sample, fast_limits, workers=2)
+    assert [r.outcome for r in results] == ["rejected", "ok", "memory", "no_code"]
+
+
+LOCKDOWN_PROBE = """
+import socket, sys
+sys.path.insert(0, sys.argv[1])
+from cogrsi_lib.audit.child import lock_down
+lock_down(5, 256)
+failures = []
+try:
+    open("/etc/hostname").read()
+except OSError:
+    failures.append("open")
+try:
+    socket.socket()
+except OSError:
+    failures.append("socket")
+try:
+    bytearray(600 * 1024 * 1024)
+except MemoryError:
+    failures.append("memory")
+sys.stdout.write(",".join(failures))
+"""
+
+
+def test_os_limits_hold_even_with_full_builtins():
+    """Behind the policy, the child's OS limits alone stop files, sockets and big memory."""
+    from cogrsi_lib.audit import sandbox
+
+    out = subprocess.run([sys.executable, "-I", "-c", LOCKDOWN_PROBE, sandbox._PACKAGE_PARENT],
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout == "open,socket,memory", out.stderr

@@ -1,0 +1,125 @@
+"""Translation prompts, strict code extraction, output caps and the recompile deviation."""
+
+from __future__ import annotations
+
+import pytest
+
+from cogrsi_lib.audit import (
+    PROMPTS,
+    RULES,
+    Auditor,
+    Translator,
+    build_translators,
+    extract_code,
+    scripted_translator,
+)
+from cogrsi_lib.audit.audit import AuditConfig
+from cogrsi_lib.audit.handwritten import ABSENT_OR_ASLEEP, NO_TRANSLATION, fenced
+from cogrsi_lib.audit.translate import API_TEXT
+from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
+
+CODE = "def applies(world, q):\n    return True\n\ndef predict(world, q):\n    return 'box'\n"
+
+
+def test_extract_code_takes_the_block_that_defines_both():
+    reply = f"Sure.\n```python\nx = 1\n```\nand\n```python\n{CODE}```\ndone"
+    assert extract_code(reply) == CODE
+    assert extract_code(f"```\n{CODE}```") == CODE
+    split = ("```python\ndef applies(world, q):\n    return True\n```\n"
+             "```python\ndef predict(world, q):\n    return 'box'\n```")
+    got = extract_code(split)
+    assert got is not None and "def applies" in got and "def predict" in got
+
+
+@pytest.mark.parametrize("reply", [
+    "no code at all",
+    CODE,  # not fenced: strict parsing refuses it
+    f"```python\n{CODE}",  # never closed (cut off)
+    "```python\ndef applies(world, q):\n    return True\n```",  # predict missing
+    f"```javascript\n{CODE}```",
+])
+def test_extract_code_refuses(reply):
+    assert extract_code(reply) is None
+
+
+def test_prompts_show_the_api_and_the_rule_and_nothing_about_its_origin():
+    t = Translator("A", ScriptedBackend(), "literal")
+    for prompt in PROMPTS:
+        t.prompt = prompt
+        body = prompt_text_of(t, "When X: Y.")
+        assert API_TEXT.strip() in body and "Rule:\nWhen X: Y.\n" in body
+        assert "applies(world, q)" in body and "predict(world, q)" in body
+        for word in ("loop", "kept", "admitted", "registered", "valid"):
+            assert word not in body.replace(API_TEXT.strip(), "").lower()
+    assert "literally" in PROMPTS["literal"] and "face value" in PROMPTS["plain"]
+    assert PROMPTS["literal"] != PROMPTS["plain"]
+
+
+def prompt_text_of(t: Translator, text: str) -> str:
+    return "\n".join(m.content for m in t.messages(text))
+
+
+def test_scripted_translator_returns_each_roles_fixed_code():
+    a, b = scripted_translator("A"), scripted_translator("B")
+    ta, tb = Translator("A", a, "literal"), Translator("B", b, "plain")
+    for rule in RULES:
+        assert ta.translate(rule.text).code == rule.code_a.strip("\n") + "\n"
+        assert tb.translate(rule.text).code == rule.code_b.strip("\n") + "\n"
+    miss = ta.translate("When nothing: nothing.")
+    assert miss.status == "no_code" and miss.reply == NO_TRANSLATION
+    assert a.jobs[0].request.params.max_tokens == 8192
+
+
+def test_a_reply_cut_by_the_cap_is_recorded_as_capped():
+    long_reply = "Let me think. " * 50 + fenced(CODE)
+    t = Translator("B", ScriptedBackend(long_reply), max_tokens=20)
+    tr = t.translate("When X: Y.")
+    assert tr.capped and tr.finish_reason == "length" and tr.status == "capped"
+    assert tr.code is None and "20-token output cap" in tr.no_code_reason()
+    assert tr.completion_tokens == 20
+    done = Translator("B", ScriptedBackend(fenced(CODE)), max_tokens=2000).translate("When X: Y.")
+    assert not done.capped and done.ok
+
+
+def test_recompile_with_a_larger_cap_keeps_both_verdicts(sample):
+    rule = ABSENT_OR_ASLEEP
+    wordy = "I will reason about every event first. " * 100 + fenced(rule.code_b)
+
+    def respond(job):
+        return wordy if f"Rule:\n{rule.text}\n" in prompt_text(job) else NO_TRANSLATION
+
+    a = Translator("A", scripted_translator("A"), "literal", max_tokens=2048)
+    b = Translator("B", ScriptedBackend(respond), "plain", max_tokens=200)
+    before_only = Auditor(sample, [a, b], AuditConfig()).audit(rule.text, "r")
+    assert before_only.verdict.verdict == "ambiguous"
+    assert "B: no_code" in before_only.verdict.reason and before_only.translations[1].capped
+    assert before_only.recompiled == () and before_only.before_recompile is None
+
+    audit = Auditor(sample, [a, b], AuditConfig(recompile_max_tokens=8192)).audit(rule.text, "r")
+    assert audit.verdict.verdict == "valid"
+    assert audit.recompiled == ("B",)
+    assert audit.before_recompile is not None and audit.before_recompile.verdict == "ambiguous"
+    row = audit.row()
+    assert row["verdict_before_recompile"] == "ambiguous" and row["verdict"] == "valid"
+    assert audit.translations[1].max_tokens == 8192 and not audit.translations[1].capped
+
+
+def test_build_translators_checks_its_specs():
+    with pytest.raises(ValueError, match="exactly two"):
+        build_translators([{"llm": {"backend": "scripted"}}])
+    with pytest.raises(ValueError, match="unknown translator settings"):
+        build_translators([{"name": "A", "bogus": 1}, {"name": "B"}])
+    with pytest.raises(ValueError, match="different names"):
+        build_translators([{"name": "A"}, {"name": "A"}])
+    with pytest.raises(ValueError, match="unknown translator prompt"):
+        build_translators([{"name": "A", "prompt": "nope"}, {"name": "B"}])
+
+
+def test_one_backend_spec_is_built_once_for_both_roles():
+    spec = {"backend": "fake", "reply": fenced(CODE)}
+    a, b = build_translators([{"name": "A", "llm": spec, "prompt": "literal", "seed": 0},
+                              {"name": "B", "llm": spec, "prompt": "plain", "seed": 1}],
+                             max_tokens=512)
+    assert a.backend is b.backend
+    assert (a.prompt, b.prompt, a.seed, b.seed, a.max_tokens) == ("literal", "plain", 0, 1, 512)
+    assert a.request("r").params.seed == 0 and b.request("r").params.seed == 1
