@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from nbbuild import write_notebook
+from cogrsi_lib.pipeline import write_notebook
 
 PARAMS = """\
 # Small defaults for CI (nbval): 300 worlds, the hand-written rules, scripted translators that

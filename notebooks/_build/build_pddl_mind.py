@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from nbbuild import write_notebook
+from cogrsi_lib.pipeline import write_notebook
 
 INTRO = """\
 # PDDL-Mind: verified state tracking and the diagnostic ladder

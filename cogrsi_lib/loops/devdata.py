@@ -1,0 +1,102 @@
+"""The loops' development data and pair items (CogRSI App. C.2, E.1).
+
+The loops only ever see development data: oracle-generated stories (:func:`oracle_dev_items`,
+drawn with their own seed, apart from the audit's worlds) and the S1 (development) split of
+any benchmark whose manifest is present (:func:`bench_dev_items`). The test samples S2-S4 are
+never read here. :func:`pair_items` turns counterfactual pair records (the gate split) into
+reader items.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from cogrsi_lib.oracle.render import render
+from cogrsi_lib.oracle.sampler import PROPERTIES, SamplerConfig, question_records, sample_worlds
+from cogrsi_lib.reader.items import ReaderItem, from_bench_item
+
+#: the only benchmark split the loops may read (App. E.2: S1 is the development data)
+DEV_SPLIT = "S1"
+
+
+def question_group(kind: str, depth: int, false_belief: bool) -> str:
+    """Failure-group key of an oracle question, e.g. ``location/first-order/false-belief``."""
+    order = {1: "first-order", 2: "second-order"}.get(depth, f"order-{depth}")
+    return f"{kind}/{order}/{'false' if false_belief else 'true'}-belief"
+
+
+def oracle_dev_items(n_stories: int, seed: int, *, max_depth: int = 2, min_depth: int = 1,
+                     config: SamplerConfig | None = None) -> list[ReaderItem]:
+    """Every belief question (depth ``min_depth``..``max_depth``) of ``n_stories`` sampled
+    worlds, as multiple-choice items whose gold comes from the oracle."""
+    cfg = config or SamplerConfig()
+    out: list[ReaderItem] = []
+    for i, world in enumerate(sample_worlds(n_stories, seed, cfg)):
+        story = render(world)
+        perceivers = [sorted(line.perceivers) for line in story.lines]
+        sid = f"odev{seed}-{i:05d}"
+        rows = [r for r in question_records(world, i, max_depth) if r["depth"] >= min_depth]
+        for j, r in enumerate(rows):
+            if r["kind"] == "location":
+                options = tuple(world.containers)
+            else:
+                options = tuple(PROPERTIES[r["property"]][1])
+            out.append(ReaderItem(
+                item_id=f"{sid}-q{j:02d}",
+                context=story.text,
+                question=r["question"],
+                options=options,
+                gold=r["answer"],
+                story_id=sid,
+                meta={"source": "oracle", "group": question_group(r["kind"], r["depth"],
+                                                                  r["false_belief"]),
+                      "depth": r["depth"], "kind": r["kind"], "names": list(world.agents),
+                      "places": [world.room], "perceivers": perceivers},
+            ))
+    return out
+
+
+def bench_dev_items(benchmarks: Sequence[str], manifest_dir: str | Path) -> list[ReaderItem]:
+    """The S1 (development) items of each benchmark, from ``<manifest_dir>/<name>.json``."""
+    from cogrsi_lib import bench
+    from cogrsi_lib.bench.manifest import read_manifest, select
+
+    out: list[ReaderItem] = []
+    for name in benchmarks:
+        path = Path(manifest_dir) / f"{name}.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"no manifest {path}; draw one with `cogrsi bench manifest`")
+        manifest = read_manifest(path)
+        for it in select(bench.load(name), manifest, DEV_SPLIT):
+            item = from_bench_item(it)
+            meta = {**item.meta, "source": name,
+                    "group": f"{name}/{item.meta.get('question_type') or 'all'}"}
+            out.append(ReaderItem(**{**item.__dict__, "meta": meta}))
+    return out
+
+
+def pair_items(records: pl.DataFrame) -> list[ReaderItem]:
+    """One item per pair version (``<pair_id>/<side>``); dialogue versions are conversations
+    about the pair's target."""
+    out = []
+    for r in records.iter_rows(named=True):
+        world = json.loads(r["world_json"])
+        dialogue = r["form"] == "dialogue"
+        out.append(ReaderItem(
+            item_id=f"{r['pair_id']}/{r['side']}",
+            context=r["story"],
+            question=r["question"],
+            options=tuple(r["options"]),
+            gold=r["gold"],
+            story_id=r["pair_id"],
+            kind="conversation" if dialogue else "narrative",
+            character=r["target"] if dialogue else None,
+            meta={"source": "pairs", "group": f"pairs/{r['variant']}", "pair_id": r["pair_id"],
+                  "side": r["side"], "variant": r["variant"], "pair_kind": r["kind"],
+                  "names": list(world.get("agents", [])), "places": [world.get("room", "")]},
+        ))
+    return out

@@ -1,0 +1,92 @@
+"""Scoring learned principles on questions no registration step saw (CogRSI §5.2-5.3, C.2).
+
+- :func:`score_principles`: per-question correctness of several principles on the same items
+  (the final cohort of 300: no principle, the expert principle, the loop's principle).
+- :func:`pair_scores`: pair validity of principles on counterfactual pair records.
+- :func:`heldout_candidates`: every candidate that reached registration and its incumbent on
+  the first 120 questions of the final cohort (Table 5's held-out development questions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from cogrsi_lib.loops.devdata import pair_items
+from cogrsi_lib.loops.slot import Scorer
+from cogrsi_lib.pairs.validity import pair_validity
+from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.principles import EXPERT_PRINCIPLE, NO_PRINCIPLE, principle_id
+
+SCORE_SCHEMA = {"label": pl.Utf8, "principle_id": pl.Utf8, "item_id": pl.Utf8,
+                "story_id": pl.Utf8, "group": pl.Utf8, "answer": pl.Utf8, "gold": pl.Utf8,
+                "correct": pl.Boolean}
+
+
+def reference_principles() -> dict[str, str]:
+    """The two fixed principles every loop is compared with."""
+    return {"none": NO_PRINCIPLE, "expert": EXPERT_PRINCIPLE}
+
+
+def score_principles(scorer: Scorer, items: Sequence[ReaderItem],
+                     principles: Mapping[str, str]) -> pl.DataFrame:
+    """One row per (principle label, item): the answer and whether it is right."""
+    rows = []
+    for label, text in principles.items():
+        for it, rec in zip(items, scorer.answer(text, items), strict=True):
+            rows.append({"label": label, "principle_id": principle_id(text),
+                         "item_id": it.item_id, "story_id": it.story,
+                         "group": str(it.meta.get("group", "")), "answer": rec.answer,
+                         "gold": rec.gold, "correct": bool(rec.correct)})
+    return pl.DataFrame(rows, schema=SCORE_SCHEMA) if rows else pl.DataFrame(schema=SCORE_SCHEMA)
+
+
+def pair_scores(scorer: Scorer, records: pl.DataFrame, principles: Mapping[str, str]
+                ) -> pl.DataFrame:
+    """Pair validity and item accuracy of each principle on pair records (one split)."""
+    items = pair_items(records)
+    rows = []
+    for label, text in principles.items():
+        recs = scorer.answer(text, items)
+        preds = {(it.meta["pair_id"], it.meta["side"]): r.answer_text
+                 for it, r in zip(items, recs, strict=True)}
+        pv = pair_validity(records, preds)
+        flip = pv.pairs.filter(pl.col("kind") == "flip")
+        same = pv.pairs.filter(pl.col("kind") == "same")
+        rows.append({"label": label, "principle_id": principle_id(text),
+                     "n_pairs": pv.pairs.height, "valid_pairs": int(pv.pairs["valid"].sum()),
+                     "pair_validity": 100.0 * float(pv.pairs["valid"].mean()),
+                     "flip_validity": 100.0 * float(flip["valid"].mean()) if flip.height
+                     else None,
+                     "same_validity": 100.0 * float(same["valid"].mean()) if same.height
+                     else None,
+                     "item_accuracy": 100.0 * float(pv.items["correct"].mean())})
+    return pl.DataFrame(rows)
+
+
+def heldout_candidates(scorer: Scorer, candidates: pl.DataFrame, rounds: pl.DataFrame,
+                       heldout: Sequence[ReaderItem]) -> pl.DataFrame:
+    """``candidates`` with the held-out accuracy of each candidate and of its incumbent, the
+    held-out gain (points) and ``helps`` (the candidate beats its incumbent there)."""
+    items = list(heldout)
+    inc = rounds.select("arm", "seed", "round", "incumbent_principle")
+    df = candidates.join(inc, on=["arm", "seed", "round"], how="left")
+    acc: dict[str, float] = {}
+
+    def accuracy(text: str) -> float:
+        if text not in acc:
+            c = scorer.correct(text, items)
+            acc[text] = 100.0 * sum(c) / len(c)
+        return acc[text]
+
+    cand_acc = [accuracy(t) for t in df["principle"]]
+    inc_acc = [accuracy(t) for t in df["incumbent_principle"]]
+    return df.with_columns(
+        heldout_n=pl.lit(len(items), dtype=pl.Int64),
+        heldout_candidate=pl.Series(cand_acc, dtype=pl.Float64),
+        heldout_incumbent=pl.Series(inc_acc, dtype=pl.Float64),
+    ).with_columns(
+        heldout_gain=pl.col("heldout_candidate") - pl.col("heldout_incumbent"),
+    ).with_columns(helps=pl.col("heldout_gain") > 1e-9, hurts=pl.col("heldout_gain") < -1e-9)
+

@@ -1,0 +1,273 @@
+"""The ``loops`` stage: every arm and seed, the final comparison, selection quality, GEPA
+(CogRSI §5.2-5.3, App. C.2, D; Tables 1 and 5, Figure 4).
+
+:class:`StageConfig` is ``params.yaml[loops]`` (unknown keys are an error). The backend is
+``scripted`` (:mod:`cogrsi_lib.loops.scripted`, the CI default: no model), ``embedded`` (the
+CPU model, for the tiny setting), ``vllm`` or ``openai`` (the full setting; ``llm`` holds
+their settings as in :func:`cogrsi_lib.llm.build_backend`). Every loop writes its rounds under
+``<out>/runs/<arm>/seed<k>`` and resumes from them when the stage is run again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.loops.arms import ArmConfig, arm_from_spec
+from cogrsi_lib.loops.builder import Builder, BuilderLimits
+from cogrsi_lib.loops.cohorts import schedule
+from cogrsi_lib.loops.devdata import bench_dev_items, oracle_dev_items, pair_items
+from cogrsi_lib.loops.engine import Loop, LoopSettings
+from cogrsi_lib.loops.evaluate import (
+    heldout_candidates,
+    pair_scores,
+    reference_principles,
+    score_principles,
+)
+from cogrsi_lib.loops.gates import AuditRegistrationGate, CounterfactualGate, Gate
+from cogrsi_lib.loops.gepa_arm import run_gepa
+from cogrsi_lib.loops.scripted import ScriptedWorld
+from cogrsi_lib.loops.slot import Scorer
+from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.reader import GroundedReader, ReaderConfig
+
+BACKENDS = ("scripted", "embedded", "vllm", "openai")
+GEPA = "gepa"
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    """``params.yaml[loops]`` (see params.yaml for each key)."""
+
+    arms: tuple[Any, ...] = ("accuracy_loop", "accuracy_library", "gated_library",
+                             "pairs_as_data", "single_principle", GEPA)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
+    rounds: int = 8
+    discovery_size: int = 80
+    trial_size: int = 80
+    n_trials: int = 3
+    final_size: int = 300
+    heldout_size: int = 120
+    max_candidates: int = 4
+    failures_per_group: int = 4
+    pair_groups: int = 2
+    delta: float = 3.0
+    min_nonneg: int = 2
+    loose_delta: float = 1.0
+    gate_tolerance: int = 2
+    gate_all: bool = False
+    backend: str = "scripted"
+    llm: Mapping[str, Any] = field(default_factory=dict)
+    reader: Mapping[str, Any] = field(default_factory=dict)
+    builder_temperature: float = 0.7
+    builder_max_tokens: int = 512
+    dev_stories: int = 3000
+    dev_seed: int = 101
+    dev_max_depth: int = 2
+    dev_benchmarks: tuple[str, ...] = ()
+    manifest_dir: str = "data/manifests"
+    pairs: Mapping[str, int] = field(default_factory=lambda: {
+        "gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 48, "n_gate_dialogue": 48,
+        "n_eval_narrative": 160, "n_eval_dialogue": 160})
+    eval_pairs: bool = True
+    gepa_seeds: tuple[int, ...] = (0, 1, 2)
+    gepa_budget: int = 10240
+    gepa_val_size: int = 80
+    gepa_minibatch: int = 3
+    log_items: bool = False
+    batch_size: int = 64
+    audit: Mapping[str, Any] = field(default_factory=dict)
+    noise_sd: float = 2.7
+    noise_rounds: int = 100_000
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], *, pick: bool = False) -> StageConfig:
+        """From a params mapping; ``pick=True`` takes only this class's keys (a notebook's
+        namespace), otherwise an unknown key is an error."""
+        names = {f.name for f in fields(cls)}
+        if not pick:
+            unknown = set(params) - names - {"out_dir"}
+            if unknown:
+                raise ValueError(f"unknown loops settings: {sorted(unknown)}")
+        kw = {k: params[k] for k in names if k in params}
+        for k in ("arms", "seeds", "gepa_seeds", "dev_benchmarks"):
+            if k in kw:
+                kw[k] = tuple(kw[k] or ())
+        cfg = cls(**kw)
+        if cfg.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, not {cfg.backend!r}")
+        cfg.arm_configs()  # validate
+        return cfg
+
+    def arm_configs(self) -> list[ArmConfig]:
+        return [arm_from_spec(a, self.delta, self.min_nonneg, self.loose_delta)
+                for a in self.arms if a != GEPA]
+
+    @property
+    def run_gepa(self) -> bool:
+        return GEPA in self.arms
+
+    def settings(self) -> LoopSettings:
+        return LoopSettings(rounds=self.rounds, discovery_size=self.discovery_size,
+                            trial_size=self.trial_size, n_trials=self.n_trials,
+                            max_candidates=self.max_candidates,
+                            failures_per_group=self.failures_per_group,
+                            pair_groups=self.pair_groups, gate_all=self.gate_all,
+                            log_items=self.log_items)
+
+
+@dataclass
+class StageData:
+    pool: list[ReaderItem]
+    gate: pl.DataFrame
+    eval: pl.DataFrame
+
+
+def stage_data(cfg: StageConfig) -> StageData:
+    """Development pool (oracle stories, plus S1 of ``dev_benchmarks``) and pair splits."""
+    from cogrsi_lib.pairs.records import build_splits
+    from cogrsi_lib.pipeline import repo_path
+
+    pool = oracle_dev_items(cfg.dev_stories, cfg.dev_seed, max_depth=cfg.dev_max_depth)
+    if cfg.dev_benchmarks:
+        mdir = Path(cfg.manifest_dir)
+        pool += bench_dev_items(cfg.dev_benchmarks, mdir if mdir.is_absolute()
+                                else repo_path(cfg.manifest_dir))
+    splits = build_splits(**dict(cfg.pairs))
+    return StageData(pool, splits["gate"], splits["eval"])
+
+
+def make_backend(cfg: StageConfig, data: StageData) -> Backend:
+    if cfg.backend == "scripted":
+        items = data.pool + pair_items(data.gate) + pair_items(data.eval)
+        return ScriptedWorld(items).backend()
+    from cogrsi_lib.llm.config import build_backend
+    from cogrsi_lib.pipeline import find_repo_root
+
+    return build_backend({"backend": cfg.backend, **dict(cfg.llm)}, base_dir=find_repo_root())
+
+
+def make_reader(cfg: StageConfig, backend: Backend) -> GroundedReader:
+    return GroundedReader(backend, "none", ReaderConfig(**dict(cfg.reader)))
+
+
+def make_gates(cfg: StageConfig, arm: ArmConfig, scorer: Scorer, data: StageData,
+               audit: AuditRegistrationGate | None = None) -> dict[str, Gate]:
+    """The arm's gates; ``audit`` is shared by every loop (its verdicts are cached by text)."""
+    gates: dict[str, Gate] = {}
+    if "counterfactual" in arm.gates:
+        gates["counterfactual"] = CounterfactualGate(scorer, data.gate, cfg.gate_tolerance)
+    if "audit" in arm.gates:
+        gates["audit"] = audit if audit is not None else audit_gate(cfg)
+    return gates
+
+
+def audit_gate(cfg: StageConfig) -> AuditRegistrationGate:
+    from cogrsi_lib.pipeline import find_repo_root
+
+    root = find_repo_root()
+    return AuditRegistrationGate(params=cfg.audit, base_dir=str(root) if root else None)
+
+
+@dataclass
+class StageRun:
+    """Everything the notebook tabulates."""
+
+    rounds: pl.DataFrame
+    candidates: pl.DataFrame
+    cohorts: pl.DataFrame
+    replies: pl.DataFrame
+    final_scores: pl.DataFrame
+    heldout: pl.DataFrame
+    gate_pairs: pl.DataFrame
+    eval_pairs: pl.DataFrame
+    gepa: pl.DataFrame
+    principles: pl.DataFrame
+    arms: dict[str, str]
+
+
+def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
+              backend: Backend | None = None) -> StageRun:
+    """Run (or resume) every arm and seed, then score what they learned."""
+    out = Path(out)
+    backend = backend or make_backend(cfg, data)
+    reader = make_reader(cfg, backend)
+    settings = cfg.settings()
+    limits = BuilderLimits()
+    arms = cfg.arm_configs()
+    audit = audit_gate(cfg) if any("audit" in a.gates for a in arms) else None
+    parts: dict[str, list[pl.DataFrame]] = {k: [] for k in (
+        "rounds", "candidates", "cohorts", "replies", "final", "heldout", "gate", "eval",
+        "gepa", "principles")}
+    for seed in cfg.seeds:
+        sched = schedule(data.pool, seed, cfg.rounds, cfg.discovery_size, cfg.trial_size,
+                         cfg.n_trials, cfg.final_size)
+        final = sched["final"]
+        heldout = final[: cfg.heldout_size]
+        evaluator = Scorer(reader, cfg.batch_size)
+        learned = dict(reference_principles())
+        for arm in arms:
+            scorer = Scorer(reader, cfg.batch_size)
+            loop = Loop(arm, settings, seed=seed, scorer=scorer,
+                        builder=Builder(backend, limits=limits,
+                                        temperature=cfg.builder_temperature,
+                                        max_tokens=cfg.builder_max_tokens, seed=seed),
+                        pool=data.pool, run_dir=out / "runs" / arm.name / f"seed{seed}",
+                        gates=make_gates(cfg, arm, scorer, data, audit),
+                        pair_records=data.gate)
+            res = loop.run()
+            learned[arm.name] = res.principle
+            for name in ("rounds", "candidates", "cohorts", "replies"):
+                parts[name].append(res.table(name))
+            parts["heldout"].append(heldout_candidates(
+                evaluator, res.table("candidates"), res.table("rounds"), heldout))
+        if cfg.run_gepa and seed in cfg.gepa_seeds:
+            dev = [it for rnd in sched["rounds"] for it in rnd["discovery"]] + [
+                it for rnd in sched["rounds"] for t in rnd["trials"] for it in t]
+            val, train = dev[: cfg.gepa_val_size], dev[cfg.gepa_val_size:]
+            g = run_gepa(Scorer(reader, cfg.batch_size), backend, train, val,
+                         budget=cfg.gepa_budget, seed=seed, minibatch_size=cfg.gepa_minibatch,
+                         run_dir=out / "runs" / GEPA / f"seed{seed}")
+            learned[GEPA] = g.principle
+            parts["gepa"].append(g.candidates.with_columns(
+                seed=pl.lit(seed), metric_calls=pl.lit(g.metric_calls),
+                reflection_calls=pl.lit(g.reflection_calls)))
+        parts["final"].append(score_principles(evaluator, final, learned)
+                              .with_columns(seed=pl.lit(seed)))
+        parts["gate"].append(pair_scores(evaluator, data.gate, learned)
+                             .with_columns(seed=pl.lit(seed)))
+        if cfg.eval_pairs:
+            parts["eval"].append(pair_scores(evaluator, data.eval, learned)
+                                 .with_columns(seed=pl.lit(seed)))
+        parts["principles"].append(pl.DataFrame({
+            "seed": [seed] * len(learned), "label": list(learned),
+            "principle": list(learned.values()),
+            "words": [len(t.split()) for t in learned.values()]}))
+
+    def cat(name: str) -> pl.DataFrame:
+        return pl.concat(parts[name], how="diagonal_relaxed") if parts[name] else pl.DataFrame()
+
+    arm_text = {a.name: a.describe() for a in arms}
+    if cfg.run_gepa:
+        arm_text[GEPA] = f"GEPA (Pareto), {cfg.gepa_budget} reader evaluations"
+    return StageRun(cat("rounds"), cat("candidates"), cat("cohorts"), cat("replies"),
+                    cat("final"), cat("heldout"), cat("gate"), cat("eval"), cat("gepa"),
+                    cat("principles"), arm_text)
+
+
+def write_logs(run: StageRun, out: str | Path) -> list[Path]:
+    """The pooled logs and scores as parquet under ``out``."""
+    out = Path(out)
+    paths = []
+    for name in ("rounds", "candidates", "cohorts", "replies", "final_scores", "heldout",
+                 "gate_pairs", "eval_pairs", "gepa", "principles"):
+        df: pl.DataFrame = getattr(run, name)
+        p = out / f"{name}.parquet"
+        df.write_parquet(p)
+        paths.append(p)
+    return paths

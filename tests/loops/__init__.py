@@ -1,0 +1,1 @@
+"""Tests of cogrsi_lib.loops."""
