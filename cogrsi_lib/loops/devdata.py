@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 
 from cogrsi_lib.oracle.render import render
 from cogrsi_lib.oracle.sampler import PROPERTIES, SamplerConfig, question_records, sample_worlds
+from cogrsi_lib.reader.evaluate import pair_items as reader_pair_items
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 
 #: the only benchmark split the loops may read (App. E.2: S1 is the development data)
@@ -80,23 +82,12 @@ def bench_dev_items(benchmarks: Sequence[str], manifest_dir: str | Path) -> list
 
 
 def pair_items(records: pl.DataFrame) -> list[ReaderItem]:
-    """One item per pair version (``<pair_id>/<side>``); dialogue versions are conversations
-    about the pair's target."""
+    """The reader's pair items (:func:`cogrsi_lib.reader.evaluate.pair_items`) with what the
+    builder needs besides: a failure group per variant and the story's names and places."""
     out = []
-    for r in records.iter_rows(named=True):
+    for item, r in zip(reader_pair_items(records), records.iter_rows(named=True), strict=True):
         world = json.loads(r["world_json"])
-        dialogue = r["form"] == "dialogue"
-        out.append(ReaderItem(
-            item_id=f"{r['pair_id']}/{r['side']}",
-            context=r["story"],
-            question=r["question"],
-            options=tuple(r["options"]),
-            gold=r["gold"],
-            story_id=r["pair_id"],
-            kind="conversation" if dialogue else "narrative",
-            character=r["target"] if dialogue else None,
-            meta={"source": "pairs", "group": f"pairs/{r['variant']}", "pair_id": r["pair_id"],
-                  "side": r["side"], "variant": r["variant"], "pair_kind": r["kind"],
-                  "names": list(world.get("agents", [])), "places": [world.get("room", "")]},
-        ))
+        meta = {**item.meta, "source": "pairs", "group": f"pairs/{r['variant']}",
+                "names": list(world.get("agents", [])), "places": [world.get("room", "")]}
+        out.append(replace(item, meta=meta))
     return out
