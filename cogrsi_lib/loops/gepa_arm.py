@@ -7,7 +7,7 @@ GEPA's adapter protocol (``gepa.core.adapter.GEPAAdapter``: ``evaluate`` a batch
 candidate, ``make_reflective_dataset`` from the results) over a
 :class:`~cogrsi_lib.loops.slot.Scorer`, with one component, ``principle``; the reflection
 model is the backbone behind the same :class:`~cogrsi_lib.llm.backend.Backend`. The ``gepa``
-package is an optional dependency (``pip install -e '.[gepa]'``).
+package is a dependency of cogrsi (``pip install -e .`` brings it).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def gepa_available() -> tuple[bool, str]:
     try:
         import gepa  # noqa: F401
     except ImportError as err:
-        return False, f"the gepa package is not installed ({err}); pip install -e '.[gepa]'"
+        return False, f"the gepa package is not installed ({err}); pip install 'gepa>=0.1.4,<0.2'"
     return True, ""
 
 
