@@ -15,12 +15,11 @@ must equal the answer letter.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from cogrsi_lib.bench.registry import Benchmark, Source, register
-from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
+from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, read_jsonl, validate_items
 from cogrsi_lib.bench.scoring import Judgement, right
 
 JSON_PATH = "Benchmark/questions.json"
@@ -47,38 +46,27 @@ def split_question(text: str) -> tuple[str, str, tuple[tuple[str, str], ...]]:
 def load(root: Path) -> list[Item]:
     path = root / JSON_PATH
     items: list[Item] = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            record = f"line {lineno}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise BenchmarkFormatError(path, record, f"not JSON ({err})") from err
-            missing = [k for k in FIELDS if k not in rec]
-            if missing:
-                raise BenchmarkFormatError(path, record, f"missing field(s) {', '.join(missing)}")
-            try:
-                context, question, options = split_question(rec["question"])
-            except ValueError as err:
-                raise BenchmarkFormatError(path, record, f"cannot split question ({err})"
-                                           ) from err
-            qtype = str(rec["question_type"])
-            items.append(Item(
-                benchmark="mmtom-qa",
-                id=f"mmtom-qa/{lineno:04d}",
-                story_id=f"mmtom-qa/episode{rec['episode']}",
-                context=context,
-                question=question,
-                question_type=qtype,
-                gold=str(rec["answer"]).strip().lower(),
-                options=options,
-                source=f"{path.name}:{record}",
-                extra={"type_name": TYPE_NAMES.get(qtype, ""), "episode": rec["episode"],
-                       "end_time": rec.get("end_time"), "test": rec.get("test"),
-                       "full_text": rec["question"]},
-            ))
+    for lineno, record, rec in read_jsonl(path, FIELDS):
+        try:
+            context, question, options = split_question(rec["question"])
+        except ValueError as err:
+            raise BenchmarkFormatError(path, record, f"cannot split question ({err})"
+                                       ) from err
+        qtype = str(rec["question_type"])
+        items.append(Item(
+            benchmark="mmtom-qa",
+            id=f"mmtom-qa/{lineno:04d}",
+            story_id=f"mmtom-qa/episode{rec['episode']}",
+            context=context,
+            question=question,
+            question_type=qtype,
+            gold=str(rec["answer"]).strip().lower(),
+            options=options,
+            source=f"{path.name}:{record}",
+            extra={"type_name": TYPE_NAMES.get(qtype, ""), "episode": rec["episode"],
+                   "end_time": rec.get("end_time"), "test": rec.get("test"),
+                   "full_text": rec["question"]},
+        ))
     return validate_items(items, path)
 
 

@@ -13,7 +13,7 @@ it and paired bootstraps resample it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,3 +158,24 @@ def validate_items(items: Sequence[Item], file: str | Path) -> list[Item]:
                     file, record, f"gold answer {it.gold!r} is not one of the options {labels}"
                 )
     return list(items)
+
+
+def read_jsonl(path: Path, fields: Sequence[str] = ()) -> Iterator[tuple[int, str, dict]]:
+    """``(line number, record label, record)`` for each non-blank line of a JSON-lines file.
+
+    A line that is not JSON, or lacks one of ``fields``, raises :class:`BenchmarkFormatError`
+    naming the file and the line.
+    """
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            record = f"line {lineno}"
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise BenchmarkFormatError(path, record, f"not JSON ({err})") from err
+            missing = [k for k in fields if k not in rec]
+            if missing:
+                raise BenchmarkFormatError(path, record, f"missing field(s) {', '.join(missing)}")
+            yield lineno, record, rec

@@ -18,7 +18,6 @@ is "No" throughout, so a constant "No" scores 100% on it (CogRSI Table 22 note).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from cogrsi_lib.bench.registry import Benchmark, Source, register
-from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
+from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, read_jsonl, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by, right
 
 QUESTION_SETS = {"mental-state-qa": "mental-state", "behavior-qa": "behavior",
@@ -40,37 +39,25 @@ def load(root: Path) -> list[Item]:
     items: list[Item] = []
     for folder, qtype in QUESTION_SETS.items():
         path = root / folder / "test.jsonl"
-        with path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                record = f"line {lineno}"
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise BenchmarkFormatError(path, record, f"not JSON ({err})") from err
-                missing = [k for k in FIELDS if k not in rec]
-                if missing:
-                    raise BenchmarkFormatError(path, record,
-                                               f"missing field(s) {', '.join(missing)}")
-                choices = rec["choices"]
-                if (not isinstance(choices, dict) or len(choices.get("text", [])) !=
-                        len(choices.get("label", []))):
-                    raise BenchmarkFormatError(path, record, "choices need equal-length "
-                                                             "'text' and 'label' lists")
-                story_key = rec["id"].rsplit("_", 1)[0]
-                items.append(Item(
-                    benchmark="simpletom",
-                    id=f"simpletom/{rec['id']}",
-                    story_id=f"simpletom/{story_key}",
-                    context=rec["story"],
-                    question=rec["question"],
-                    question_type=qtype,
-                    gold=str(rec["answerKey"]),
-                    options=tuple(zip(choices["label"], choices["text"], strict=True)),
-                    source=f"{folder}/test.jsonl:{record}",
-                    extra={"scenario_name": rec["scenario_name"], "source_id": rec["id"]},
-                ))
+        for _lineno, record, rec in read_jsonl(path, FIELDS):
+            choices = rec["choices"]
+            if (not isinstance(choices, dict) or len(choices.get("text", [])) !=
+                    len(choices.get("label", []))):
+                raise BenchmarkFormatError(path, record, "choices need equal-length "
+                                                         "'text' and 'label' lists")
+            story_key = rec["id"].rsplit("_", 1)[0]
+            items.append(Item(
+                benchmark="simpletom",
+                id=f"simpletom/{rec['id']}",
+                story_id=f"simpletom/{story_key}",
+                context=rec["story"],
+                question=rec["question"],
+                question_type=qtype,
+                gold=str(rec["answerKey"]),
+                options=tuple(zip(choices["label"], choices["text"], strict=True)),
+                source=f"{folder}/test.jsonl:{record}",
+                extra={"scenario_name": rec["scenario_name"], "source_id": rec["id"]},
+            ))
     return validate_items(items, root)
 
 
