@@ -18,6 +18,7 @@ import polars as pl
 
 from cogrsi_lib.oracle.render import render
 from cogrsi_lib.oracle.sampler import PROPERTIES, SamplerConfig, question_records, sample_worlds
+from cogrsi_lib.oracle.world import Question
 from cogrsi_lib.reader.evaluate import pair_items as reader_pair_items
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 
@@ -34,11 +35,14 @@ def question_group(kind: str, depth: int, false_belief: bool) -> str:
 def oracle_dev_items(n_stories: int, seed: int, *, max_depth: int = 2, min_depth: int = 1,
                      config: SamplerConfig | None = None) -> list[ReaderItem]:
     """Every belief question (depth ``min_depth``..``max_depth``) of ``n_stories`` sampled
-    worlds, as multiple-choice items whose gold comes from the oracle."""
+    worlds, as multiple-choice items whose gold comes from the oracle. The meta keeps the
+    oracle world and the question as JSON (``world_json``, ``question_json``), as pair items
+    do, so a symbolic reader can answer from the world itself."""
     cfg = config or SamplerConfig()
     out: list[ReaderItem] = []
     for i, world in enumerate(sample_worlds(n_stories, seed, cfg)):
         story = render(world)
+        world_json = world.to_json()
         perceivers = [sorted(line.perceivers) for line in story.lines]
         sid = f"odev{seed}-{i:05d}"
         rows = [r for r in question_records(world, i, max_depth) if r["depth"] >= min_depth]
@@ -57,7 +61,11 @@ def oracle_dev_items(n_stories: int, seed: int, *, max_depth: int = 2, min_depth
                 meta={"source": "oracle", "group": question_group(r["kind"], r["depth"],
                                                                   r["false_belief"]),
                       "depth": r["depth"], "kind": r["kind"], "names": list(world.agents),
-                      "places": [world.room], "perceivers": perceivers},
+                      "places": [world.room], "perceivers": perceivers,
+                      "world_json": world_json,
+                      "question_json": json.dumps(
+                          Question(r["kind"], tuple(r["chain"]), r["property"]).to_dict(),
+                          sort_keys=True, separators=(",", ":"))},
             ))
     return out
 

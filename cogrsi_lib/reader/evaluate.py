@@ -29,7 +29,9 @@ _META = ("source", "benchmark", "pair_id", "side", "form", "variant")
 
 def pair_items(records: pl.DataFrame) -> list[ReaderItem]:
     """One item per pair version, id ``<pair_id>/<side>``, story id the pair id; dialogue
-    versions are conversations whose questioned character is the pair's target."""
+    versions are conversations whose questioned character is the pair's target. The meta
+    keeps the version's oracle world and question as JSON (``world_json``,
+    ``question_json``), for systems that read the world itself (a symbolic reader)."""
     out = []
     for r in records.iter_rows(named=True):
         dialogue = r["form"] == "dialogue"
@@ -43,7 +45,8 @@ def pair_items(records: pl.DataFrame) -> list[ReaderItem]:
             kind="conversation" if dialogue else "narrative",
             character=r["target"] if dialogue else None,
             meta={"source": PAIRS, "pair_id": r["pair_id"], "side": r["side"],
-                  "form": r["form"], "variant": r["variant"], "pair_kind": r["kind"]},
+                  "form": r["form"], "variant": r["variant"], "pair_kind": r["kind"],
+                  "world_json": r["world_json"], "question_json": r["question_json"]},
         ))
     return out
 
