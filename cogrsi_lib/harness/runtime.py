@@ -1,0 +1,295 @@
+"""The harness as a reader variant: gate, compose, draft, validate (zing-social-mind-report
+§5.2, §5.7.0.2), and the module ablations of its Table 10 (§5.8.2).
+
+A :class:`HarnessSystem` wraps a frozen backend. Per item it
+
+1. gates each active module (its own rule, recorded): PRISM routes the asked variable to a
+   skill (:mod:`router`); Starling is used only when the question parses as a belief or
+   reality question and the story yields state for its object (:mod:`state_memory`); SAGE
+   injects what its fallback cascade selects (:mod:`experience`); retrieval injects notes only
+   past its gate (:mod:`retrieval`);
+2. composes one prompt: the story first, then each support block labelled as support;
+3. drafts one greedy direct answer (the report's protocol: temperature 0, one prediction);
+4. validates: the answer must parse strictly; a draft that is the skill's self-exit reroutes
+   the item (eq. 5) and drafts again, at most ``max_reroutes`` times, then answers without a
+   skill.
+
+Every decision goes into the record's ``extra`` (the trace), every call into its ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cogrsi_lib.harness.embedding import Embedder
+from cogrsi_lib.harness.experience import ExperienceStore, Selector, predict_dimension
+from cogrsi_lib.harness.extract import parse_question
+from cogrsi_lib.harness.retrieval import (
+    Retriever,
+    categories_for_variable,
+    load_notes,
+    predict_categories,
+)
+from cogrsi_lib.harness.router import Route, Router, is_self_exit, support_block
+from cogrsi_lib.harness.skills import ASKED_VARIABLES, SkillLibrary, load_library
+from cogrsi_lib.harness.state_memory import StateMemory
+from cogrsi_lib.harness.taxonomy import DIMENSION_FAMILY
+from cogrsi_lib.llm.accounting import CallLedger
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.types import Request, SamplingParams
+from cogrsi_lib.reader import prompts
+from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.records import ItemRecord, PerceptionRecord, new_record
+from cogrsi_lib.reader.system import parse_samples
+from cogrsi_lib.reader.views import plain_view
+
+MODULES = ("skills", "state", "experience", "retrieval")
+
+#: Table 10's configurations (Memory = Starling + SAGE), plus each memory on its own
+ABLATIONS: dict[str, tuple[str, ...]] = {
+    "base": (),
+    "skills": ("skills",),
+    "memory": ("state", "experience"),
+    "retrieval": ("retrieval",),
+    "full": MODULES,
+    "state": ("state",),
+    "experience": ("experience",),
+}
+
+_FAMILY_DIMENSION = {fam: dim for dim, fam in DIMENSION_FAMILY.items()}
+
+
+@dataclass(frozen=True)
+class HarnessConfig:
+    """Which modules run and the harness's call settings."""
+
+    modules: tuple[str, ...] = ()
+    answer_max_tokens: int = 32
+    route_max_tokens: int = 32
+    max_reroutes: int = 1
+    state_witnesses: str = "presence"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        bad = [m for m in self.modules if m not in MODULES]
+        if bad:
+            raise ValueError(f"unknown harness module(s) {bad} (known: {', '.join(MODULES)})")
+        if self.max_reroutes < 0:
+            raise ValueError("max_reroutes must be >= 0")
+
+
+def merge_ledger(dst: CallLedger, src: CallLedger) -> None:
+    """Add every role of ``src`` to ``dst``."""
+    for role, u in src.roles.items():
+        d = dst.roles.setdefault(role, type(u)())
+        d.calls += u.calls
+        d.cached_calls += u.cached_calls
+        d.prompt_tokens += u.prompt_tokens
+        d.completion_tokens += u.completion_tokens
+        d.latency_s += u.latency_s
+
+
+def state_block(item: ReaderItem, witnesses: str = "presence") -> tuple[str, dict[str, Any]]:
+    """Starling's block for a belief/reality question, or ``""`` with the bypass reason."""
+    parsed = parse_question(item.question)
+    if parsed is None:
+        return "", {"decision": "not_a_belief_question"}
+    chain, obj, attribute = parsed
+    memory = StateMemory.from_story(list(item.lines()), witnesses)
+    if obj not in memory.objects():
+        return "", {"decision": "object_not_tracked", "object": obj}
+    chains = [chain[:i] for i in range(len(chain) + 1)]
+    st = memory.query(chain, obj, attribute)
+    trace = {
+        "decision": "inject",
+        "chain": list(chain),
+        "object": obj,
+        "attribute": attribute,
+        "answer": None if st is None else str(st.value),
+        "statements": len(memory.statements),
+    }
+    return memory.render_block(chains, obj, [attribute]), trace
+
+
+class HarnessSystem:
+    """A reader variant made of the frozen model plus the active support modules."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        config: HarnessConfig | None = None,
+        *,
+        name: str | None = None,
+        library: SkillLibrary | None = None,
+        store: ExperienceStore | None = None,
+        embedder: Embedder | None = None,
+        retriever: Retriever | None = None,
+    ) -> None:
+        self.backend = backend
+        self.config = config or HarnessConfig()
+        mods = set(self.config.modules)
+        self.name = name or ("harness:" + ("+".join(self.config.modules) or "base"))
+        if mods & {"experience", "retrieval"} and embedder is None and retriever is None:
+            raise ValueError("experience memory and retrieval need an embedder")
+        self.router = (
+            Router(backend, library or load_library(), max_reroutes=self.config.max_reroutes,
+                   max_tokens=self.config.route_max_tokens, seed=self.config.seed)
+            if "skills" in mods else None
+        )  # fmt: skip
+        self.selector = (
+            Selector(store or ExperienceStore(), embedder) if "experience" in mods else None
+        )
+        if "retrieval" in mods and retriever is None:
+            retriever = Retriever(load_notes(), embedder)
+        self.retriever = retriever if "retrieval" in mods else None
+
+    # ------------------------------------------------------------------ gates
+    def _dimensions(self, items, routes, ledgers) -> list[str | None]:
+        """SAGE's predicted dimension: from the routed variable when PRISM ran, else one
+        strict call per item."""
+        if self.router is not None:
+            out = []
+            for r in routes:
+                fam = ASKED_VARIABLES[r.variable][0] if r.variable in ASKED_VARIABLES else None
+                out.append(_FAMILY_DIMENSION.get(fam) if fam else None)
+            return out
+        preds = predict_dimension(items, self.backend, seed=self.config.seed, ledgers=ledgers)
+        return [p.dimension for p in preds]
+
+    def _categories(self, items, routes, ledgers) -> list[tuple[str, ...]]:
+        """Retrieval's categories: from the routed variable, else the model's prediction."""
+        if self.router is not None:
+            return [
+                categories_for_variable(r.variable) if r.variable in ASKED_VARIABLES else ()
+                for r in routes
+            ]
+        preds = predict_categories(items, self.backend, seed=self.config.seed)
+        for led, p in zip(ledgers, preds, strict=True):
+            merge_ledger(led, p.ledger)
+        return [tuple(p.categories) for p in preds]
+
+    # ----------------------------------------------------------------- drafts
+    def _draft(self, items, supports, skills):
+        params = SamplingParams(
+            n=1, temperature=0.0, max_tokens=self.config.answer_max_tokens, seed=self.config.seed
+        )
+        reqs = []
+        for it, sup, sk in zip(items, supports, skills, strict=True):
+            blocks = ([support_block(sk)] if sk is not None else []) + [b for b in sup if b]
+            preamble = ""
+            view = plain_view(it)
+            if blocks:
+                view += "\n\nSupport (never overrides the story):\n\n" + "\n\n".join(blocks)
+            reqs.append(
+                Request(
+                    prompts.answer_messages(it, view, think=prompts.THINK_NONE, preamble=preamble),
+                    params,
+                )
+            )
+        return self.backend.generate(reqs)
+
+    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        items = list(items)
+        recs = [new_record(self.name, it) for it in items]
+        ledgers = [r.ledger for r in recs]
+        traces: list[dict[str, Any]] = [{"modules": list(self.config.modules)} for _ in items]
+        supports: list[list[str]] = [[] for _ in items]
+
+        routes: list[Route | None] = [None] * len(items)
+        if self.router is not None:
+            routes = list(self.router.route(items))
+        if "state" in self.config.modules:
+            for i, it in enumerate(items):
+                block, tr = state_block(it, self.config.state_witnesses)
+                supports[i].append(block)
+                traces[i]["state"] = tr
+        if self.selector is not None:
+            dims = self._dimensions(items, routes, ledgers)
+            for i, act in enumerate(self.selector.select_batch(items, dims)):
+                supports[i].append(act.text)
+                traces[i]["experience"] = act.to_dict()
+        if self.retriever is not None:
+            cats = self._categories(items, routes, ledgers)
+            for i, ret in enumerate(self.retriever.retrieve_batch(items, cats)):
+                supports[i].append(ret.block)
+                traces[i]["retrieval"] = ret.to_dict()
+
+        self._finalise(items, recs, supports, routes, traces)
+        return recs
+
+    def answer_with_support(
+        self, items: Sequence[ReaderItem], blocks: Sequence[Sequence[str]]
+    ) -> list[ItemRecord]:
+        """Draft answers with the given support blocks only (no gate, no module): the
+        generator of SAGE's distillation (:func:`cogrsi_lib.harness.experience.distil`)."""
+        items = list(items)
+        if len(blocks) != len(items):
+            raise ValueError("one list of support blocks per item")
+        recs = [new_record(self.name, it) for it in items]
+        traces: list[dict[str, Any]] = [{"modules": [], "support_blocks": len(b)} for b in blocks]
+        self._finalise(items, recs, [list(b) for b in blocks], [None] * len(items), traces)
+        return recs
+
+    def _finalise(self, items, recs, supports, routes, traces) -> None:
+        """Draft, validate and reroute on self-exit; write answers and traces into ``recs``."""
+        ledgers = [r.ledger for r in recs]
+        lib = self.router.library if self.router is not None else None
+        pending = list(range(len(items)))
+        for attempt in range(self.config.max_reroutes + 2):
+            skills = [lib[routes[i].skill_id] if lib is not None and routes[i] is not None
+                      and routes[i].routed else None for i in pending]  # fmt: skip
+            outs = self._draft([items[i] for i in pending], [supports[i] for i in pending], skills)
+            exited: list[int] = []
+            for i, sk, cs in zip(pending, skills, outs, strict=True):
+                if sk is not None and is_self_exit(cs[0].text):
+                    ledgers[i].add("draft_exit", cs)
+                    exited.append(i)
+                    continue
+                s, a = parse_samples(items[i], "harness", cs, ledgers[i], "draft")
+                rec = recs[i]
+                rec.samples = s
+                rec.answer, rec.status = a[0], "ok" if a[0] is not None else "unparsed"
+                rec.answer_text = items[i].option_text(a[0])
+                traces[i]["draft_attempts"] = attempt + 1
+            if not exited:
+                break
+            if attempt >= self.config.max_reroutes:  # exits left: answer without a skill
+                for i in exited:
+                    routes[i].status = "exhausted"
+                    routes[i].skill_id = None
+            else:
+                new = self.router.reroute([(items[i], routes[i]) for i in exited])
+                for i, r in zip(exited, new, strict=True):
+                    routes[i] = r
+            pending = exited
+        for i, r in enumerate(routes):
+            if r is not None:
+                merge_ledger(ledgers[i], r.ledger)
+                traces[i]["route"] = r.to_dict()
+            recs[i].perception = PerceptionRecord("none")
+            recs[i].extra = traces[i]
+
+
+def build_ablations(
+    backend: Backend,
+    names: Sequence[str],
+    *,
+    config: Mapping[str, Any] | None = None,
+    store: ExperienceStore | None = None,
+    embedder: Embedder | None = None,
+    retriever: Retriever | None = None,
+    library: SkillLibrary | None = None,
+) -> list[HarnessSystem]:
+    """One system per ablation name (keys of :data:`ABLATIONS`), sharing every module."""
+    unknown = [n for n in names if n not in ABLATIONS]
+    if unknown:
+        raise ValueError(f"unknown ablation(s) {unknown} (known: {', '.join(ABLATIONS)})")
+    settings = dict(config or {})
+    return [
+        HarnessSystem(backend, HarnessConfig(modules=ABLATIONS[n], **settings),
+                      name=f"harness:{n}", library=library, store=store, embedder=embedder,
+                      retriever=retriever)
+        for n in names
+    ]  # fmt: skip

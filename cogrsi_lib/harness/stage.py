@@ -1,0 +1,254 @@
+"""The ``harness`` stage: module ablations on frozen items, and each module's own diagnostics
+(zing-social-mind-report §5.8: Table 10, §5.8.3 routing, §5.8.4 Starling, §5.8.5 SAGE).
+
+Items: the first ``n_per_benchmark`` of each present benchmark (ToMBench, Hi-ToM) and
+``n_oracle`` oracle questions drawn with their own seed. SAGE is distilled on development
+items only: ToMBench items after the evaluated head plus oracle questions of another seed;
+:func:`cogrsi_lib.harness.experience.distil` refuses any overlap with the evaluated ids.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from cogrsi_lib.harness.experience import ExperienceStore, coverage, distil, guidance_block
+from cogrsi_lib.harness.router import RoutingRow, routing_metrics
+from cogrsi_lib.harness.runtime import HarnessSystem
+from cogrsi_lib.harness.taxonomy import annotate
+from cogrsi_lib.reader.items import ReaderItem, from_bench_item
+from cogrsi_lib.reader.records import ItemRecord
+
+
+def evaluation_items(
+    benchmarks: Sequence[str],
+    n_per_benchmark: int,
+    n_oracle: int,
+    oracle_seed: int,
+    oracle_max_depth: int = 4,
+) -> tuple[dict[str, list[ReaderItem]], list[str]]:
+    """Items by source (``oracle`` and each present benchmark) and the benchmarks skipped."""
+    from cogrsi_lib.loops.devdata import oracle_dev_items
+    from cogrsi_lib.reader.evaluate import load_bench_heads
+
+    heads, skipped = load_bench_heads(list(benchmarks), n_per_benchmark)
+    out = {name: [from_bench_item(it) for it in items] for name, items in heads.items()}
+    if n_oracle > 0:
+        pool = oracle_dev_items(max(1, n_oracle), oracle_seed, max_depth=oracle_max_depth)
+        out["oracle"] = _spread(pool, n_oracle)
+    return out, skipped
+
+
+def _spread(pool: list[ReaderItem], n: int) -> list[ReaderItem]:
+    """``n`` items taken round-robin over depths, so every depth is represented."""
+    by_depth: dict[int, list[ReaderItem]] = {}
+    for it in pool:
+        by_depth.setdefault(int(it.meta.get("depth", 0)), []).append(it)
+    out: list[ReaderItem] = []
+    while len(out) < n and any(by_depth.values()):
+        for d in sorted(by_depth):
+            if by_depth[d] and len(out) < n:
+                out.append(by_depth[d].pop(0))
+    return out
+
+
+def development_items(
+    n_tombench: int, n_oracle: int, oracle_seed: int, skip_tombench: int
+) -> list[ReaderItem]:
+    """SAGE's development items: ToMBench after the first ``skip_tombench`` (the evaluated
+    head) and oracle questions of their own seed."""
+    from cogrsi_lib import bench
+    from cogrsi_lib.loops.devdata import oracle_dev_items
+
+    out: list[ReaderItem] = []
+    if n_tombench > 0 and bench.available("tombench"):
+        tb = bench.load("tombench")
+        step = max(1, (len(tb) - skip_tombench) // n_tombench)
+        out += [from_bench_item(it) for it in tb[skip_tombench::step][:n_tombench]]
+    if n_oracle > 0:
+        out += _spread(oracle_dev_items(max(1, n_oracle), oracle_seed, max_depth=2), n_oracle)
+    return out
+
+
+def distil_store(
+    base: HarnessSystem,
+    dev_items: Sequence[ReaderItem],
+    embedder: Any,
+    *,
+    test_ids: Sequence[str],
+    budget: int = 32,
+    rounds: int = 1,
+    max_tokens: int = 400,
+) -> tuple[ExperienceStore, dict[str, Any]]:
+    """Distil SAGE's store with ``base`` (no module) as the Generator."""
+
+    def answer_fn(items: Sequence[ReaderItem], guidance: Sequence[Sequence[Any]]):
+        blocks = [[guidance_block(list(es))] if es else [] for es in guidance]
+        return base.answer_with_support(items, blocks)
+
+    store, log = distil(
+        ExperienceStore(budget=budget),
+        dev_items,
+        answer_fn,
+        base.backend,
+        embedder,
+        rounds=rounds,
+        test_ids=frozenset(test_ids),
+        max_tokens=max_tokens,
+    )
+    return store, log.to_dict()
+
+
+def run(
+    systems: Sequence[HarnessSystem],
+    items: Mapping[str, Sequence[ReaderItem]],
+    batch_size: int = 64,
+) -> pl.DataFrame:
+    """One row per (system, item) with the source and the item's annotation."""
+    rows: list[dict[str, Any]] = []
+    for source, its in items.items():
+        for system in systems:
+            for start in range(0, len(its), batch_size):
+                chunk = list(its[start : start + batch_size])
+                for it, rec in zip(chunk, system.answer_batch(chunk), strict=True):
+                    rows.append(_row(source, it, rec))
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _row(source: str, item: ReaderItem, rec: ItemRecord) -> dict[str, Any]:
+    a = annotate(item)
+    row = rec.to_row()
+    row.update(
+        source=source,
+        family=a.family if a else None,
+        dimension=a.dimension if a else None,
+        tag=a.tag if a else None,
+    )
+    return row
+
+
+def accuracy_table(frame: pl.DataFrame) -> pl.DataFrame:
+    """Accuracy (unparsed = wrong) by system and source, and overall."""
+    both = pl.concat([frame, frame.with_columns(source=pl.lit("all"))])
+    return (both.group_by("source", "system", maintain_order=True)
+            .agg(questions=pl.len(), accuracy=pl.col("correct").fill_null(False).mean(),
+                 unparsed=(pl.col("status") != "ok").sum(),
+                 calls_per_q=pl.col("calls").mean(), tokens_per_q=pl.col("total_tokens").mean())
+            .sort("source", "system"))  # fmt: skip
+
+
+def delta_table(accuracy: pl.DataFrame, base: str = "harness:base") -> pl.DataFrame:
+    """Each system's accuracy minus the base's on the same source, in points."""
+    b = accuracy.filter(pl.col("system") == base).select("source", base_acc="accuracy")
+    return (accuracy.join(b, on="source", how="left")
+            .with_columns(delta_pts=100 * (pl.col("accuracy") - pl.col("base_acc")))
+            .select("source", "system", "questions", "accuracy", "delta_pts"))  # fmt: skip
+
+
+def _extra(frame: pl.DataFrame, system: str) -> list[dict[str, Any]]:
+    sub = frame.filter(pl.col("system") == system)
+    return [json.loads(x) for x in sub["extra_json"].to_list()]
+
+
+def routing_table(
+    frame: pl.DataFrame, system: str, base: str = "harness:base", library: Any = None
+) -> pl.DataFrame:
+    """§5.3.3.3's family-hit, strict-hit, repair and damage of ``system``'s routes against
+    ``base``'s answers on the same items, per source and overall."""
+    b = dict(
+        zip(
+            frame.filter(pl.col("system") == base)["item_id"].to_list(),
+            frame.filter(pl.col("system") == base)["correct"].to_list(),
+            strict=True,
+        )
+    )
+    sub = frame.filter(pl.col("system") == system)
+    from cogrsi_lib.harness.taxonomy import Annotation
+
+    by_source: dict[str, list[RoutingRow]] = {}
+    for row, extra in zip(sub.iter_rows(named=True), _extra(frame, system), strict=True):
+        route = extra.get("route") or {}
+        ann = (Annotation(row["family"], row["dimension"], row["tag"])
+               if row["family"] else None)  # fmt: skip
+        rr = RoutingRow(
+            ann, route.get("skill_id"), b.get(row["item_id"]), row["correct"], row["item_id"]
+        )
+        by_source.setdefault(row["source"], []).append(rr)
+        by_source.setdefault("all", []).append(rr)
+    out = []
+    for source, rows in by_source.items():
+        m = routing_metrics(rows, library)
+        rec: dict[str, Any] = {
+            "source": source,
+            "system": system,
+            "items": m["n_items"],
+            "unrouted_share": m["unrouted_share"],
+        }
+        for key in ("family_hit", "strict_hit", "repair", "damage"):
+            rec[key] = m[key]["value"]
+            rec[f"{key}_n"] = m[key]["n"]
+        out.append(rec)
+    return pl.DataFrame(out, infer_schema_length=None)
+
+
+def module_decisions(frame: pl.DataFrame) -> pl.DataFrame:
+    """How often each module's gate injected, by system and module (the trace's decisions)."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for system in frame["system"].unique(maintain_order=True).to_list():
+        for extra in _extra(frame, system):
+            for module, key in (
+                ("state", "decision"),
+                ("retrieval", "decision"),
+                ("experience", "level"),
+                ("route", "status"),
+            ):
+                if module in extra:
+                    k = (system, module, str(extra[module].get(key)))
+                    counts[k] = counts.get(k, 0) + 1
+    rows = [
+        {"system": s, "module": m, "decision": d, "items": n} for (s, m, d), n in counts.items()
+    ]
+    schema = {"system": pl.String, "module": pl.String, "decision": pl.String, "items": pl.Int64}
+    return pl.DataFrame(rows, schema=schema).sort("system", "module", "decision")
+
+
+def experience_coverage(frame: pl.DataFrame, system: str) -> dict[str, Any]:
+    """SAGE's exact-recall coverage and level shares for ``system``'s activations."""
+    from cogrsi_lib.harness.experience import Activation
+
+    acts = [
+        Activation(e["experience"]["item_id"], e["experience"]["level"], (), (), None, "")
+        for e in _extra(frame, system)
+        if "experience" in e
+    ]
+    if not acts:
+        return {"system": system, "n": 0}
+    cov = coverage(acts)
+    return {"system": system, "n": cov.n, "exact_coverage": cov.exact, **cov.shares}
+
+
+def state_agreement(n_worlds: int, seed: int, max_depth: int) -> pl.DataFrame:
+    """Starling against the oracle on sampled worlds, with gold and presence witnesses."""
+    from cogrsi_lib.harness.state_memory import agreement_with_oracle
+    from cogrsi_lib.oracle.sampler import sample_worlds
+
+    worlds = list(sample_worlds(n_worlds, seed))
+    return agreement_with_oracle(worlds, ("gold", "presence"), max_depth=max_depth).summary()
+
+
+def hitom_agreement() -> pl.DataFrame | None:
+    """Starling against Hi-ToM's gold on the sample, by order (None when absent)."""
+    from cogrsi_lib import bench
+    from cogrsi_lib.harness.state_memory import agreement_with_hitom
+
+    if not bench.available("hi-tom"):
+        return None
+    items = bench.load("hi-tom")
+    frames = []
+    for move_rule in ("witnessed", "hitom_generator"):
+        s = agreement_with_hitom(items, move_rule=move_rule).summary(by=("order",))
+        frames.append(s.with_columns(move_rule=pl.lit(move_rule)))
+    return pl.concat(frames, how="diagonal_relaxed")

@@ -1,0 +1,190 @@
+"""The composed harness: gates, composition, self-exit reroute, ablations, stage tables."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+
+from cogrsi_lib.harness import stage as hs
+from cogrsi_lib.harness.embedding import ScriptedEmbedder
+from cogrsi_lib.harness.experience import ExperienceStore
+from cogrsi_lib.harness.runtime import (
+    ABLATIONS,
+    HarnessConfig,
+    HarnessSystem,
+    build_ablations,
+    state_block,
+)
+from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
+from cogrsi_lib.loops.devdata import oracle_dev_items
+from cogrsi_lib.reader.items import ReaderItem
+
+EMB = ScriptedEmbedder(lambda t: [1.0, float(len(t) % 7), 0.5])
+
+
+def _items(n: int = 3) -> list[ReaderItem]:
+    return oracle_dev_items(2, 5)[:n]
+
+
+def _is_answer_prompt(text: str) -> bool:
+    return "Finish with one line 'Answer:" in text
+
+
+class Model:
+    """Routes every item to the first offered skill; answers with the gold or "exit"."""
+
+    def __init__(self, exit_first: int = 0, variable: str = "first_order_belief") -> None:
+        self.exit_first, self.variable = exit_first, variable
+        self.exits = 0
+        self.answer_prompts: list[str] = []
+
+    def __call__(self, job) -> str:
+        t = prompt_text(job)
+        if _is_answer_prompt(t):
+            self.answer_prompts.append(t)
+            if "[Skill " in t and self.exits < self.exit_first:
+                self.exits += 1
+                return "EXIT"
+            return "Answer: A"
+        if "Skill:" in t:
+            ids = re.findall(r"^- ([\w.\-]+)", t, re.M)
+            return f"Skill: {ids[0]}"
+        if "Variable:" in t:
+            return f"Variable: {self.variable}"
+        return "no idea"
+
+
+def test_base_makes_one_greedy_call_per_item():
+    b = ScriptedBackend(Model())
+    recs = HarnessSystem(b, HarnessConfig()).answer_batch(_items())
+    assert [r.ledger.total().calls for r in recs] == [1, 1, 1]
+    assert all(j.request.params.temperature == 0.0 for j in b.jobs)
+    assert all(r.answer == "A" and r.status == "ok" for r in recs)
+    assert "Support (never overrides the story)" not in b.jobs[0].request.messages[-1].content
+
+
+def test_skills_route_then_draft_with_the_support_block():
+    model = Model()
+    recs = HarnessSystem(ScriptedBackend(model), HarnessConfig(modules=("skills",))).answer_batch(
+        _items(2)
+    )
+    for r in recs:
+        roles = r.ledger.to_dict()["by_role"]
+        assert set(roles) == {"route_variable", "route_skill", "draft"}
+        assert r.extra["route"]["status"] == "ok"
+    assert all("[Skill " in p for p in model.answer_prompts)
+
+
+def test_self_exit_reroutes_to_another_skill_and_counts_the_extra_draft():
+    model = Model(exit_first=1)
+    item = _items(1)
+    rec = HarnessSystem(
+        ScriptedBackend(model), HarnessConfig(modules=("skills",), max_reroutes=1)
+    ).answer_batch(item)[0]
+    route = rec.extra["route"]
+    assert len(route["attempts"]) == 2 and route["exits"] == [route["attempts"][0]]
+    assert route["skill_id"] == route["attempts"][1] != route["attempts"][0]
+    assert rec.extra["draft_attempts"] == 2 and rec.answer == "A"
+    assert rec.ledger.to_dict()["by_role"]["draft_exit"]["calls"] == 1
+
+
+def test_exits_beyond_the_reroute_budget_answer_without_a_skill():
+    model = Model(exit_first=10)
+    rec = HarnessSystem(
+        ScriptedBackend(model), HarnessConfig(modules=("skills",), max_reroutes=1)
+    ).answer_batch(_items(1))[0]
+    assert rec.extra["route"]["status"] == "exhausted"
+    assert rec.answer == "A"
+    assert "[Skill " not in model.answer_prompts[-1]
+
+
+def test_unparsed_route_answers_without_a_skill():
+    model = Model(variable="no-such-variable")
+    rec = HarnessSystem(ScriptedBackend(model), HarnessConfig(modules=("skills",))).answer_batch(
+        _items(1)
+    )[0]
+    assert rec.extra["route"]["status"] == "unparsed"
+    assert "[Skill " not in model.answer_prompts[0]
+
+
+def test_state_block_reports_the_oracle_answer_for_first_order_questions():
+    items = [it for it in oracle_dev_items(6, 9) if it.meta["depth"] == 1][:10]
+    assert items
+    for it in items:
+        block, trace = state_block(it, "presence")
+        assert trace["decision"] == "inject"
+        # presence witnesses never give a wrong answer on the oracle's worlds, only UNKNOWN
+        assert trace["answer"] in (None, it.gold)
+        assert trace["object"] in block
+
+
+def test_state_block_bypasses_non_belief_questions():
+    it = ReaderItem("x", "Anna smiled.", "Why did Anna smile?", ("happy", "sad"), "A")
+    block, trace = state_block(it)
+    assert block == "" and trace["decision"] == "not_a_belief_question"
+
+
+def test_memory_config_injects_state_and_a_cascade_level():
+    model = Model()
+    rec = HarnessSystem(
+        ScriptedBackend(model), HarnessConfig(modules=("state", "experience")), embedder=EMB
+    ).answer_batch(_items(1))[0]
+    assert rec.extra["state"]["decision"] == "inject"
+    assert rec.extra["experience"]["level"] == "scaffold"  # empty store, no dimension
+    assert "Tracked state of the" in model.answer_prompts[0]
+
+
+def test_experience_and_retrieval_need_an_embedder():
+    with pytest.raises(ValueError, match="embedder"):
+        HarnessSystem(ScriptedBackend("x"), HarnessConfig(modules=("retrieval",)))
+
+
+def test_unknown_module_and_ablation_are_errors():
+    with pytest.raises(ValueError, match="unknown harness module"):
+        HarnessConfig(modules=("telepathy",))
+    with pytest.raises(ValueError, match="unknown ablation"):
+        build_ablations(ScriptedBackend("x"), ["base", "magic"], embedder=EMB)
+
+
+def test_ablations_share_items_and_the_stage_tables_add_up():
+    b = ScriptedBackend(Model())
+    systems = build_ablations(b, list(ABLATIONS)[:5], embedder=EMB, store=ExperienceStore())
+    items = {"oracle": _items(3)}
+    frame = hs.run(systems, items)
+    assert frame.height == 15
+    acc = hs.accuracy_table(frame)
+    base = acc.filter((acc["system"] == "harness:base") & (acc["source"] == "all"))
+    expected = np.mean([r == "A" for r in frame.filter(frame["system"] == "harness:base")["gold"]])
+    assert base["accuracy"][0] == pytest.approx(expected)
+    deltas = hs.delta_table(acc)
+    assert deltas.filter(deltas["system"] == "harness:base")["delta_pts"].abs().max() == 0
+    routing = hs.routing_table(frame, "harness:skills")
+    all_row = routing.filter(routing["source"] == "all")
+    assert all_row["items"][0] == 3 and all_row["family_hit"][0] == 1.0  # belief family
+    decisions = hs.module_decisions(frame)
+    per_system = decisions.group_by("system", "module").agg(n=pl.col("items").sum())
+    assert set(per_system["n"].to_list()) == {3}
+    cov = hs.experience_coverage(frame, "harness:memory")
+    assert cov["n"] == 3 and cov["exact_coverage"] == 0.0
+
+
+def test_answer_with_support_puts_the_blocks_in_the_prompt():
+    model = Model()
+    sys = HarnessSystem(ScriptedBackend(model), HarnessConfig())
+    recs = sys.answer_with_support(_items(2), [["GUIDE-ONE"], []])
+    assert "GUIDE-ONE" in model.answer_prompts[0] and "GUIDE-ONE" not in model.answer_prompts[1]
+    assert json.dumps(recs[0].extra)  # the trace is serialisable
+    with pytest.raises(ValueError, match="one list"):
+        sys.answer_with_support(_items(2), [[]])
+
+
+def test_development_items_are_disjoint_from_the_evaluated_head():
+    items, _ = hs.evaluation_items(["tombench"], 3, 4, 41)
+    dev = hs.development_items(3, 2, 43, skip_tombench=3)
+    assert not {it.item_id for its in items.values() for it in its} & {d.item_id for d in dev}
+    depths = {it.meta["depth"] for it in items["oracle"]}
+    assert len(depths) > 1  # spread over depths
