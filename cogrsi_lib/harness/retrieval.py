@@ -34,10 +34,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 
 from cogrsi_lib.harness.embedding import Embedder, cosine
-from cogrsi_lib.harness.skills import ASKED_VARIABLES
+from cogrsi_lib.harness.skills import ASKED_VARIABLES, load_yaml_list
 from cogrsi_lib.harness.taxonomy import FAMILIES
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
@@ -189,24 +188,9 @@ def load_notes(path: str | Path | None = None) -> tuple[Note, ...]:
     mapping with a ``notes`` list; unknown or missing fields, unknown categories or types,
     empty or over-long text and duplicate ids raise :class:`NotesError` naming file and note."""
     p = Path(path) if path is not None else DEFAULT_PATH
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise NotesError(f"{p}: cannot read notes ({e})") from e
-    except yaml.YAMLError as e:
-        raise NotesError(f"{p}: malformed YAML ({e})") from e
-    if not isinstance(data, Mapping) or not isinstance(data.get("notes"), list):
-        raise NotesError(f"{p}: expected a mapping with a 'notes' list")
-    notes: list[Note] = []
-    seen: set[str] = set()
-    for i, entry in enumerate(data["notes"]):
-        note = parse_note(entry, f"{p}: note #{i}")
-        if note.id in seen:
-            raise NotesError(f"{p}: note #{i}: duplicate note id {note.id!r}")
-        seen.add(note.id)
-        notes.append(note)
-    if not notes:
-        raise NotesError(f"{p}: the file has no notes")
+    notes = load_yaml_list(
+        p, "notes", "note", parse_note, NotesError, what="notes", empty="the file has no notes"
+    )
     return tuple(notes)
 
 

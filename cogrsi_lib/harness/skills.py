@@ -17,7 +17,7 @@ non-literal meaning and norm (L3-L7).
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -174,27 +174,53 @@ def parse_skill(entry: Any, where: str) -> Skill:
     )
 
 
+def load_yaml_list(
+    path: Path,
+    key: str,
+    label: str,
+    parse: Callable[[Any, str], Any],
+    error: type[Exception],
+    *,
+    what: str,
+    empty: str,
+) -> list[Any]:
+    """The ``key`` list of a YAML mapping, each entry parsed by ``parse(entry, where)``;
+    unreadable or malformed files, a missing list, duplicate ids and an empty list raise
+    ``error`` naming the file (and the entry: ``<label> #i``). Shared by the skill library
+    and the retrieval notes."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise error(f"{path}: cannot read {what} ({e})") from e
+    except yaml.YAMLError as e:
+        raise error(f"{path}: malformed YAML ({e})") from e
+    if not isinstance(data, Mapping) or not isinstance(data.get(key), list):
+        raise error(f"{path}: expected a mapping with a '{key}' list")
+    out: list[Any] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(data[key]):
+        obj = parse(entry, f"{path}: {label} #{i}")
+        if obj.id in seen:
+            raise error(f"{path}: {label} #{i}: duplicate {label} id {obj.id!r}")
+        seen.add(obj.id)
+        out.append(obj)
+    if not out:
+        raise error(f"{path}: {empty}")
+    return out
+
+
 def load_library(path: str | Path | None = None) -> SkillLibrary:
     """The library in ``path`` (default: the shipped ``skills.yaml``), strictly validated:
     unknown family, kind or target variable, a duplicate id, a missing or unknown field, an
     empty text or workflow raise :class:`SkillLibraryError` naming the file and the skill."""
     p = Path(path) if path is not None else DEFAULT_PATH
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SkillLibraryError(f"{p}: cannot read skill library ({e})") from e
-    except yaml.YAMLError as e:
-        raise SkillLibraryError(f"{p}: malformed YAML ({e})") from e
-    if not isinstance(data, Mapping) or not isinstance(data.get("skills"), list):
-        raise SkillLibraryError(f"{p}: expected a mapping with a 'skills' list")
-    skills: list[Skill] = []
-    seen: set[str] = set()
-    for i, entry in enumerate(data["skills"]):
-        skill = parse_skill(entry, f"{p}: skill #{i}")
-        if skill.id in seen:
-            raise SkillLibraryError(f"{p}: skill #{i}: duplicate skill id {skill.id!r}")
-        seen.add(skill.id)
-        skills.append(skill)
-    if not skills:
-        raise SkillLibraryError(f"{p}: the library has no skills")
+    skills = load_yaml_list(
+        p,
+        "skills",
+        "skill",
+        parse_skill,
+        SkillLibraryError,
+        what="skill library",
+        empty="the library has no skills",
+    )
     return SkillLibrary(skills, p)
