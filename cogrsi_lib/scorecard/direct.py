@@ -26,22 +26,30 @@ def direct_prompt(item: ReaderItem) -> str:
 
 
 class DirectSystem:
-    """One greedy call per item; the reply is parsed strictly (a :class:`System`)."""
+    """One call per item (greedy unless ``temperature`` is set); the reply is parsed strictly
+    (a :class:`System`)."""
 
     def __init__(
         self, backend: Backend, name: str = "bare", max_tokens: int = DEFAULT_MAX_TOKENS,
-        seed: int = 0,
+        seed: int = 0, temperature: float = 0.0, system: str | None = None,
     ) -> None:
         self.backend = backend
         self.name = name
         self.max_tokens = max_tokens
         self.seed = seed
+        self.temperature = temperature
+        self.system = system
 
     def params(self) -> SamplingParams:
-        return SamplingParams(n=1, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
+        return SamplingParams(n=1, temperature=self.temperature, max_tokens=self.max_tokens,
+                              seed=self.seed)
+
+    def messages(self, item: ReaderItem) -> tuple[Message, ...]:
+        user = Message("user", direct_prompt(item))
+        return (Message("system", self.system), user) if self.system else (user,)
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
-        reqs = [Request((Message("user", direct_prompt(it)),), self.params()) for it in items]
+        reqs = [Request(self.messages(it), self.params()) for it in items]
         outs = self.backend.generate(reqs)
         return [json_record(self.name, it, cs[0], parse_json_answer(cs[0].text, it))
                 for it, cs in zip(items, outs, strict=True)]

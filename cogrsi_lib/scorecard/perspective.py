@@ -30,7 +30,7 @@ from cogrsi_lib.nested.reply import Reply
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
 from cogrsi_lib.scorecard.answers import item_chain, json_record
-from cogrsi_lib.scorecard.direct import DirectSystem
+from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 
 MARKER = "Build only the state required for the answer"
 MAX_SLOT_WORDS = 25
@@ -116,14 +116,15 @@ class PerspectiveSystem:
 
     def __init__(
         self, backend: Backend, name: str = "perspective", state: bool = True,
-        max_tokens: int = 160, seed: int = 0,
+        max_tokens: int = 160, seed: int = 0, bare_max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.backend = backend
         self.name = name
         self.state = state
         self.max_tokens = max_tokens
         self.seed = seed
-        self.fallback = DirectSystem(backend, name=name, seed=seed)
+        self.fallback = DirectSystem(backend, name=name, max_tokens=bare_max_tokens,
+                                     seed=seed)
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         out: list[ItemRecord | None] = [None] * len(items)

@@ -51,7 +51,7 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("adaptation_gain", "Adaptation gain"),
     ("calls_per_100", "Cost / 100 tasks: calls"),
     ("tokens_per_100", "Cost / 100 tasks: tokens"),
-    ("latency_per_100", "Cost / 100 tasks: latency (s)"),
+    ("latency_per_100", "Cost / 100 tasks: latency (s; replies replayed from the cache add 0)"),
     *((f"R{k}_recursive_lift", f"Recursive lift vs best shallow heuristic, R{k}")
       for k in DEPTHS[1:]),
     ("lift_vs_bare", "Lift vs bare base model (Suite A accuracy)"),

@@ -23,7 +23,7 @@ from cogrsi_lib.reader.records import ItemRecord
 from cogrsi_lib.reader.system import System
 from cogrsi_lib.scorecard.answers import NestedRun, cost_per_100, run_nested
 from cogrsi_lib.scorecard.applied import AppliedItem, AppliedRun, run_applied
-from cogrsi_lib.scorecard.direct import DirectSystem
+from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 from cogrsi_lib.scorecard.ledger import PredictionLedger
 from cogrsi_lib.scorecard.selfpred import (
     SELF,
@@ -81,14 +81,17 @@ class SystemRun:
         return cost_per_100(self.task_records())
 
 
-def self_target(backend: Backend) -> Target:
+def self_target(backend: Backend, max_tokens: int = DEFAULT_MAX_TOKENS) -> Target:
     """The system's own model under the frozen bare prompt (plan §19 Experiment 5)."""
-    return Target("self", SELF, DirectSystem(backend, name="self"), SELF_DESCRIPTION)
+    return Target("self", SELF, DirectSystem(backend, name="self", max_tokens=max_tokens),
+                  SELF_DESCRIPTION)
 
 
 def run_suites(system: System, backend: Backend, suites: Suites,
-               baselines: pl.DataFrame | None = None) -> SystemRun:
-    """Answer every suite of ``suites`` with ``system`` (``backend`` is its model)."""
+               baselines: pl.DataFrame | None = None,
+               self_max_tokens: int = DEFAULT_MAX_TOKENS) -> SystemRun:
+    """Answer every suite of ``suites`` with ``system`` (``backend`` is its model); the
+    ``self`` target of Suite D answers under the bare prompt capped at ``self_max_tokens``."""
     table = baselines if baselines is not None else suites.heuristic_baselines()
     nested = run_nested(system, suites.nested, table)
     applied = (run_applied(system, suites.applied, nested.records)
@@ -97,7 +100,8 @@ def run_suites(system: System, backend: Backend, suites: Suites,
                  if suites.strategic else None)
     selfpred = None
     if suites.selfpred is not None:
-        targets: Sequence[Target] = (self_target(backend), *suites.cross_targets)
+        targets: Sequence[Target] = (self_target(backend, self_max_tokens),
+                                     *suites.cross_targets)
         ledger = run_selfpred(system, targets, suites.selfpred, suites.changed,
                               PredictionLedger())
         selfpred = score_selfpred(ledger)

@@ -31,7 +31,7 @@ from cogrsi_lib.nested.reply import Reply, parse_reply
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
 from cogrsi_lib.scorecard.answers import ABSTAINED, item_chain, json_record
-from cogrsi_lib.scorecard.direct import DirectSystem
+from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 from cogrsi_lib.scorecard.store import Entry, EpistemicStore, StoreError, Unknown
 
 MARKER = "Write the epistemic state this question needs"
@@ -128,6 +128,7 @@ class StoreSystem:
     def __init__(
         self, backend: Backend, name: str = "store", read_store: bool = True,
         max_tokens: int = 320, seed: int = 0, max_persistent_depth: int = 2,
+        bare_max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.backend = backend
         self.name = name
@@ -135,7 +136,8 @@ class StoreSystem:
         self.max_tokens = max_tokens
         self.seed = seed
         self.max_persistent_depth = max_persistent_depth
-        self.fallback = DirectSystem(backend, name=name, seed=seed)
+        self.fallback = DirectSystem(backend, name=name, max_tokens=bare_max_tokens,
+                                     seed=seed)
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         out: list[ItemRecord | None] = [None] * len(items)

@@ -12,19 +12,41 @@
 An :class:`Intervention` names what it is compared with: Phase 1 against the bare model,
 Phase 2 against Phase 1 (§11 keep criterion: "Compare Phase 2 against Phase 1"), and the
 ablation that Gate E disables.
+
+Reply caps come per prompt family (:data:`REPLY_CAPS`: ``bare``, ``perspective``, ``store``);
+a variant's fallback to the bare prompt uses the ``bare`` cap, so its requests are the bare
+variant's own (one completion-cache entry each) and every variant answers the other suites
+with the same replies.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.reader.system import System
-from cogrsi_lib.scorecard.direct import DirectSystem
+from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 from cogrsi_lib.scorecard.perspective import PerspectiveSystem
 from cogrsi_lib.scorecard.store_system import StoreSystem
 
 VARIANTS = ("bare", "perspective", "perspective_no_state", "store", "store_ablated")
+# default reply caps (tokens) of each prompt family
+REPLY_CAPS = {"bare": DEFAULT_MAX_TOKENS, "perspective": 160, "store": 320}
+
+
+def reply_caps(given: Mapping[str, int] | None = None) -> dict[str, int]:
+    """:data:`REPLY_CAPS` overridden by ``given``; unknown families or caps below 1 are errors."""
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(REPLY_CAPS))
+    if unknown:
+        raise ValueError(f"unknown reply caps {unknown}; known: {sorted(REPLY_CAPS)}")
+    caps = REPLY_CAPS | given
+    bad = {k: v for k, v in caps.items() if isinstance(v, bool) or not isinstance(v, int)
+           or v < 1}
+    if bad:
+        raise ValueError(f"reply caps must be whole numbers of tokens >= 1: {bad}")
+    return caps
 
 
 @dataclass(frozen=True)
@@ -44,18 +66,19 @@ INTERVENTIONS: dict[str, Intervention] = {
 }
 
 
-def make_variant(name: str, backend: Backend) -> System:
-    """A variant (or a baseline of :mod:`cogrsi_lib.baselines`) on ``backend``."""
+def make_variant(name: str, backend: Backend, caps: Mapping[str, int] | None = None) -> System:
+    """A variant (or a baseline of :mod:`cogrsi_lib.baselines`) on ``backend``; ``caps``
+    overrides :data:`REPLY_CAPS`."""
+    c = reply_caps(caps)
+    bare = c["bare"]
     if name == "bare":
-        return DirectSystem(backend, name=name)
-    if name == "perspective":
-        return PerspectiveSystem(backend, name=name)
-    if name == "perspective_no_state":
-        return PerspectiveSystem(backend, name=name, state=False)
-    if name == "store":
-        return StoreSystem(backend, name=name)
-    if name == "store_ablated":
-        return StoreSystem(backend, name=name, read_store=False)
+        return DirectSystem(backend, name=name, max_tokens=bare)
+    if name in ("perspective", "perspective_no_state"):
+        return PerspectiveSystem(backend, name=name, state=name == "perspective",
+                                 max_tokens=c["perspective"], bare_max_tokens=bare)
+    if name in ("store", "store_ablated"):
+        return StoreSystem(backend, name=name, read_store=name == "store",
+                           max_tokens=c["store"], bare_max_tokens=bare)
     from cogrsi_lib.baselines import SYSTEMS, make_system
 
     if name in SYSTEMS:

@@ -29,7 +29,13 @@ from cogrsi_lib.scorecard.perspective import (
 )
 from cogrsi_lib.scorecard.scripted import ScriptedModel, Skill, source_line
 from cogrsi_lib.scorecard.store_system import StoreSystem, needed_chains, store_prompt
-from cogrsi_lib.scorecard.variants import INTERVENTIONS, VARIANTS, make_variant, needed_variants
+from cogrsi_lib.scorecard.variants import (
+    INTERVENTIONS,
+    VARIANTS,
+    make_variant,
+    needed_variants,
+    reply_caps,
+)
 
 from .helpers import nested_items
 
@@ -211,3 +217,59 @@ def test_variant_registry() -> None:
     assert make_variant("zero_shot", ScriptedBackend("x")).name == "zero_shot"
     with pytest.raises(ValueError, match="unknown variant"):
         make_variant("telepathy", ScriptedBackend("x"))
+
+
+def _mixed_depths() -> list[ReaderItem]:
+    """Two Suite A items of each depth R0-R2."""
+    return [nested_reader_item(i) for d in range(3)
+            for i in [i for i in nested_items() if i.depth == d][:2]]
+
+
+def test_reply_caps_reach_every_request_and_are_checked() -> None:
+    items = _mixed_depths() + [
+        ReaderItem(item_id="n", context="Pick a number.", question="Which?", gold="3")]
+    caps = {"bare": 11, "perspective": 22, "store": 33}
+    for name, cap in (("bare", 11), ("perspective", 22), ("perspective_no_state", 22),
+                      ("store", 33), ("store_ablated", 33)):
+        b = ScriptedBackend("not json")
+        make_variant(name, b, caps).answer_batch(items)
+        belief = [j for j in b.jobs if "Pick a number" not in prompt_text(j)]
+        other = [j for j in b.jobs if "Pick a number" in prompt_text(j)]
+        # R0 items carry an empty chain: the store answers them with the bare prompt
+        assert {j.request.params.max_tokens for j in belief} <= {cap, 11}
+        assert cap in {j.request.params.max_tokens for j in belief}
+        assert [j.request.params.max_tokens for j in other] == [11]
+    assert reply_caps({"store": 200}) == {"bare": 64, "perspective": 160, "store": 200}
+    with pytest.raises(ValueError, match="unknown reply caps"):
+        reply_caps({"cot": 10})
+    with pytest.raises(ValueError, match="whole numbers"):
+        reply_caps({"bare": 0})
+    with pytest.raises(ValueError, match="whole numbers"):
+        make_variant("bare", ScriptedBackend("x"), {"bare": 1.5})
+
+
+def test_fallbacks_reuse_the_bare_requests_through_the_cache(tmp_path) -> None:
+    """Questions that are not belief questions get the bare variant's own requests, so under
+    the completion cache every variant answers them with the same replies, at no new cost;
+    the store's ablation repeats the store's requests."""
+    from cogrsi_lib.llm import CachedBackend
+
+    items = _mixed_depths() + [
+        ReaderItem(item_id=f"n{k}", context=f"Task {k}: pick a number.", question="Which?",
+                   gold="3") for k in range(3)]
+    inner = ScriptedBackend(lambda job: f"reply {len(prompt_text(job))}")
+    b = CachedBackend(inner, tmp_path / "cache")
+    caps = {"bare": 40}
+    bare = make_variant("bare", b, caps).answer_batch(items)
+    assert inner.calls == len(items)
+    for name in ("perspective", "store"):
+        before = inner.calls
+        recs = make_variant(name, b, caps).answer_batch(items)
+        # new calls only for the belief questions that this prompt family asks differently
+        fresh = [r for r in recs if not all(s.from_cache for s in r.samples)]
+        assert inner.calls - before == len(fresh) < len(items)
+        for r, rb in zip(recs[-3:], bare[-3:], strict=True):
+            assert r.samples[0].text == rb.samples[0].text and r.extra["route"] == "bare"
+    before = inner.calls
+    make_variant("store_ablated", b, caps).answer_batch(items)
+    assert inner.calls == before
