@@ -7,6 +7,12 @@ pairs, the games, the Suite D tasks) plus the replication items on a new seed (G
 model or any ``llm`` backend settings on request); :func:`run_variants` answers the
 frozen items with each reader variant; :func:`decide` runs Gates B-E for each
 intervention and records every outcome.
+
+Suite D's cross-agent target (:func:`attach_targets`) is ``cross_model``: by default a second
+scripted model, or a real one (``embedded`` or ``llm`` settings; the predictor's own model
+only when it is sampled, ``cross_temperature > 0``, so that it is not the ``self`` target
+again).  A real target's policy change is a frozen system message (:data:`CHANGED_POLICY`).
+``reply_caps`` caps each prompt family's replies (:data:`~.variants.REPLY_CAPS`).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from cogrsi_lib.nested import (
     integrity_table,
 )
 from cogrsi_lib.scorecard.applied import applied_items
-from cogrsi_lib.scorecard.direct import DirectSystem
+from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 from cogrsi_lib.scorecard.gates import (
     Decision,
     GateConfig,
@@ -44,7 +50,12 @@ from cogrsi_lib.scorecard.runs import Suites, SystemRun, run_suites
 from cogrsi_lib.scorecard.scripted import ScriptedModel, Skill
 from cogrsi_lib.scorecard.selfpred import CROSS, SelfPredConfig, Target
 from cogrsi_lib.scorecard.strategic import StrategicConfig, generate_strategic
-from cogrsi_lib.scorecard.variants import INTERVENTIONS, make_variant, needed_variants
+from cogrsi_lib.scorecard.variants import (
+    INTERVENTIONS,
+    make_variant,
+    needed_variants,
+    reply_caps,
+)
 
 DEFAULTS: dict[str, Any] = {
     "model": "scripted", "alt_model": "scripted-alt", "llm_cache_dir": ".cache/llm",
@@ -54,7 +65,10 @@ DEFAULTS: dict[str, Any] = {
     "selfpred_classes": ["colour"], "selfpred_test": 4,
     "observation_counts": [0, 5, 10, 20], "selfpred_seed": 7,
     "interventions": ["perspective", "store"], "bootstrap_resamples": 500, "gates": {},
+    "reply_caps": {}, "cross_model": "scripted-other", "cross_temperature": 0.0,
 }
+SCRIPTED = ("scripted", "scripted-alt")
+SCRIPTED_OTHER = "scripted-other"
 
 # The alternate scripted model of Gate D: a weaker bare prompt, the same interventions.
 ALT_SKILLS = {
@@ -65,6 +79,9 @@ ALT_SKILLS = {
 # Suite D's cross-agent target and its changed policy (preferred option per task class).
 OTHER_PREFERENCES = {"colour": 2, "number": 3, "place": 1}
 CHANGED_PREFERENCES = {"colour": 3, "number": 0, "place": 0}
+# A real cross-agent target's policy change (plan §19 Experiment 6): a frozen system message.
+CHANGED_POLICY = ("Your policy has changed. From now on, whatever the task, answer with the "
+                  "last of the listed options.")
 
 
 def stage_params(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,10 +93,19 @@ def stage_params(given: Mapping[str, Any]) -> dict[str, Any]:
     bad = sorted(set(p["interventions"]) - set(INTERVENTIONS))
     if bad:
         raise ValueError(f"unknown interventions {bad}; known: {sorted(INTERVENTIONS)}")
-    scripted = ("scripted", "scripted-alt")
-    if p["model"] not in scripted and p["alt_model"] in scripted:
+    if p["model"] not in SCRIPTED and p["alt_model"] in SCRIPTED:
         raise ValueError("a scripted alternate model cannot replicate a real model's result: "
                          "set alt_model to another model, or to null (Gate D then not run)")
+    reply_caps(p["reply_caps"])
+    t = p["cross_temperature"]
+    if isinstance(t, bool) or not isinstance(t, int | float) or t < 0:
+        raise ValueError(f"cross_temperature must be a number >= 0, not {t!r}")
+    if p["cross_model"] is None:
+        raise ValueError(f"cross_model: {SCRIPTED_OTHER!r}, a model name or llm settings")
+    if p["cross_model"] == p["model"] and t == 0:
+        raise ValueError("the cross-agent target would be the self target (same model, same "
+                         "frozen prompt, greedy): set cross_temperature > 0 or another "
+                         "cross_model")
     known_gates = set(GateConfig.__dataclass_fields__)
     if set(p["gates"]) - known_gates:
         raise ValueError(f"unknown gate settings: {sorted(set(p['gates']) - known_gates)}")
@@ -169,25 +195,63 @@ def make_backend(spec: Any, frozen: Frozen, cache_dir: str | None = None,
     raise ValueError(f"unknown model {spec!r}: scripted, scripted-alt, embedded or a mapping")
 
 
-def attach_targets(frozen: Frozen) -> Frozen:
-    """Suite D's cross-agent target (another, scripted, model) and its changed version."""
+def cross_backend(p: Mapping[str, Any], frozen: Frozen, model_backend: Backend | None,
+                  base_dir: str | None = None) -> Backend | None:
+    """The backend of Suite D's cross-agent target; None for the scripted one.  The
+    predictor's own model is reused rather than loaded twice."""
+    spec = p["cross_model"]
+    if spec == SCRIPTED_OTHER:
+        return None
+    if spec == p["model"] and model_backend is not None:
+        return model_backend
+    return make_backend(spec, frozen, p["llm_cache_dir"], base_dir)
+
+
+def attach_targets(frozen: Frozen, backend: Backend | None = None, temperature: float = 0.0,
+                   max_tokens: int = DEFAULT_MAX_TOKENS) -> Frozen:
+    """Suite D's cross-agent target and its changed version.
+
+    Without ``backend``: a second scripted model, whose preferences change.  With one: that
+    model asked each task directly under the bare prompt at ``temperature`` (each task's
+    draw fixed by its prompt), and after the change the same under :data:`CHANGED_POLICY`.
+    The predictor is told what the target is, never that it changed.
+    """
     spc = frozen.suites.selfpred
     if spc is None:
         return frozen
-    tasks = spc.tasks()
-    other = ScriptedModel(name="scripted-other", preferences=OTHER_PREFERENCES).add_tasks(tasks)
-    new = ScriptedModel(name="scripted-other-v2", preferences=CHANGED_PREFERENCES).add_tasks(tasks)
-    desc = "another model, asked the task directly"
-    cross = Target("other", CROSS, DirectSystem(other.backend(), name="other"), desc)
-    changed = Target("other", CROSS, DirectSystem(new.backend(), name="other"), desc)
+    if backend is None:
+        tasks = spc.tasks()
+        other = ScriptedModel(name="scripted-other", preferences=OTHER_PREFERENCES)
+        new = ScriptedModel(name="scripted-other-v2", preferences=CHANGED_PREFERENCES)
+        before = DirectSystem(other.add_tasks(tasks).backend(), name="other")
+        after = DirectSystem(new.add_tasks(tasks).backend(), name="other")
+        desc = "another model, asked the task directly"
+    else:
+        kw = {"name": "other", "max_tokens": max_tokens, "temperature": temperature}
+        before = DirectSystem(backend, **kw)
+        after = DirectSystem(backend, system=CHANGED_POLICY, **kw)
+        how = f"sampling at temperature {temperature:g}" if temperature else "greedy"
+        desc = f"another system ({backend.model}, {how}), asked the task directly"
+    cross = Target("other", CROSS, before, desc)
+    changed = Target("other", CROSS, after, desc)
     return replace(frozen, suites=replace(frozen.suites, cross_targets=(cross,),
                                           changed={"other": changed}))
 
 
-def run_variants(backend: Backend, suites: Suites, variants: Sequence[str]
-                 ) -> dict[str, SystemRun]:
-    """Every variant on the same frozen items."""
-    return {v: run_suites(make_variant(v, backend), backend, suites) for v in variants}
+def targets_for(p: Mapping[str, Any], frozen: Frozen, backend: Backend | None,
+                base_dir: str | None = None) -> Frozen:
+    """:func:`attach_targets` with the stage's ``cross_model``, ``cross_temperature`` and the
+    bare prompt's reply cap."""
+    return attach_targets(frozen, cross_backend(p, frozen, backend, base_dir),
+                          p["cross_temperature"], reply_caps(p["reply_caps"])["bare"])
+
+
+def run_variants(backend: Backend, suites: Suites, variants: Sequence[str],
+                 caps: Mapping[str, int] | None = None) -> dict[str, SystemRun]:
+    """Every variant on the same frozen items; ``caps``: reply caps per prompt family."""
+    c = reply_caps(caps)
+    return {v: run_suites(make_variant(v, backend, c), backend, suites,
+                          self_max_tokens=c["bare"]) for v in variants}
 
 
 def variants_for(p: Mapping[str, Any]) -> list[str]:

@@ -29,6 +29,11 @@ selfpred_seed = 7
 interventions = ["perspective", "store"]
 bootstrap_resamples = 300
 gates = {}
+reply_caps = {}  # reply caps in tokens per prompt family (defaults: bare 64, perspective 160,
+# store 320)
+cross_model = "scripted-other"  # Suite D's cross-agent target: a second scripted model,
+# "embedded" or llm backend settings
+cross_temperature = 0.0  # its sampling temperature (> 0 when it is the predictor's own model)
 out_dir = None
 """
 
@@ -46,8 +51,9 @@ CELLS = [
      "**With the default `model = \"scripted\"` the answers come from a scripted model whose "
      "behaviour is fixed in advance** (`cogrsi_lib/scorecard/scripted.py`: depth collapse "
      "past two agents, leakage and a knowing-doing gap under the bare prompt, rationality "
-     "projection in games); the numbers below show the machinery, not a real model. Set "
-     "`model = \"embedded\"` (or llm backend settings) in `params.yaml` to measure a model."),
+     "projection in games); the numbers below show the machinery, not a real model. "
+     "`params.yaml` (`dvc repro`) runs the embedded CPU model at a tiny size, and llm "
+     "backend settings (e.g. vLLM) measure a real model at full size."),
     ("code", "from IPython.display import SVG\n\n"
      "from cogrsi_lib.nested import require\n"
      "from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir\n"
@@ -70,7 +76,7 @@ CELLS = [
      "with a behaviour question; Suite C draws games and opponents; Suite D draws tasks. A "
      "second Suite A/B set on `replication_seed` is for Gate D. Gate A (benchmark integrity) "
      "must pass before any run counts."),
-    ("code", "frozen = stage.attach_targets(stage.freeze(params))\n"
+    ("code", "frozen = stage.freeze(params)\n"
      "s = frozen.suites\n"
      "print(f'Suite A {len(s.nested)} items, Suite B {len(s.applied)} pairs, '\n"
      "      f'Suite C {len(s.strategic)} questions, Suite D {len(s.selfpred.tasks())} tasks; '\n"
@@ -80,11 +86,16 @@ CELLS = [
      "require(frozen.integrity)\n"
      "frozen.integrity"),
     ("markdown", "## Runs\n\nEvery variant answers every suite. Per-item records (answer, "
-     "confidence, calls, tokens) go to `records.parquet`."),
+     "confidence, calls, tokens) go to `records.parquet`. Suite D's cross-agent target is "
+     "`cross_model`: a second scripted model, or a real one (the predictor's own weights "
+     "only when sampled at `cross_temperature > 0`), whose policy change is a frozen system "
+     "message."),
     ("code", "root = find_repo_root()\n"
      "backend = stage.make_backend(params['model'], frozen, params['llm_cache_dir'],\n"
      "                             str(root) if root else None)\n"
-     "runs = stage.run_variants(backend, frozen.suites, variants)\n"
+     "frozen = stage.targets_for(params, frozen, backend, str(root) if root else None)\n"
+     "print('Suite D cross-agent target:', frozen.suites.cross_targets[0].description)\n"
+     "runs = stage.run_variants(backend, frozen.suites, variants, params['reply_caps'])\n"
      "records = [r for run in runs.values() for r in run.task_records()]\n"
      "records_to_frame(records).write_parquet(out / 'records.parquet')\n"
      "print(backend.identity, {v: len(run.task_records()) for v, run in runs.items()})"),
@@ -145,10 +156,12 @@ CELLS = [
     ("markdown", "## Interventions and Gates B-E\n\n"
      "Gate D re-runs the variants on the replication items (new procedural seed) and on "
      "the alternate model; Gate E compares each intervention with its own ablation."),
-    ("code", "seed_runs = stage.run_variants(backend, frozen.replication, variants)\n"
+    ("code", "seed_runs = stage.run_variants(backend, frozen.replication, variants,\n"
+     "                               params['reply_caps'])\n"
      "alt = stage.make_backend(params['alt_model'], frozen, params['llm_cache_dir'],\n"
      "                         str(root) if root else None)\n"
-     "model_runs = stage.run_variants(alt, frozen.core(), variants) if alt else None\n"
+     "model_runs = (stage.run_variants(alt, frozen.core(), variants, params['reply_caps'])\n"
+     "              if alt else None)\n"
      "gate_a_outcome = stage.check_gate_a(frozen, list(runs.values()))\n"
      "decisions = [\n"
      "    stage.decide(name, runs,\n"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cogrsi_lib.llm import Request, ScriptedBackend
+from cogrsi_lib.llm.fake import prompt_text
 from cogrsi_lib.scorecard import stage
 from cogrsi_lib.scorecard.scripted import UNSURE, ScriptedModel, prompt_kind
 
@@ -28,6 +29,14 @@ def test_parameters_are_checked() -> None:
     assert stage.stage_params({"model": "embedded", "alt_model": None})["alt_model"] is None
     with pytest.raises(ValueError, match="unknown gate settings"):
         stage.stage_params({"gates": {"min_gain": 1}})
+    with pytest.raises(ValueError, match="unknown reply caps"):
+        stage.stage_params({"reply_caps": {"cot": 10}})
+    with pytest.raises(ValueError, match="cross_temperature"):
+        stage.stage_params({"cross_temperature": -1})
+    with pytest.raises(ValueError, match="would be the self target"):
+        stage.stage_params({"model": "embedded", "alt_model": None, "cross_model": "embedded"})
+    assert stage.stage_params({"model": "embedded", "alt_model": None,
+                               "cross_model": "embedded", "cross_temperature": 1})
     cfg = stage.gate_config(stage.stage_params({"gates": {"deep_depths": [3, 4]},
                                                 "bootstrap_resamples": 77}))
     assert cfg.deep_depths == (3, 4) and cfg.n_resamples == 77
@@ -52,6 +61,42 @@ def test_freeze_is_deterministic_and_replication_is_new() -> None:
     with_targets = stage.attach_targets(a)
     assert [t.name for t in with_targets.suites.cross_targets] == ["other"]
     assert with_targets.suites.changed["other"].name == "other"
+
+
+def test_a_real_cross_target_is_the_model_sampled_and_its_change_a_system_message() -> None:
+    from cogrsi_lib.scorecard.selfpred import run_selfpred, score_selfpred
+    from cogrsi_lib.scorecard.variants import make_variant
+
+    p = stage.stage_params(SMALL | {"cross_model": {"backend": "fake", "reply": "x"},
+                                    "cross_temperature": 0.7, "reply_caps": {"bare": 30}})
+    frozen = stage.freeze(p)
+    # the scripted model plays the predictor; the target is a real backend (here a fake one
+    # that answers the last option only when told to)
+    last = '{"answer": "yellow", "confidence": 0.9}'
+    target = ScriptedBackend(lambda job: last if stage.CHANGED_POLICY in prompt_text(job)
+                             else '{"answer": "red", "confidence": 0.9}', model="target-m")
+    with_targets = stage.attach_targets(frozen, target, p["cross_temperature"], 30)
+    (cross,) = with_targets.suites.cross_targets
+    assert cross.description == ("another system (target-m, sampling at temperature 0.7), "
+                                 "asked the task directly")
+    assert with_targets.suites.changed["other"].description == cross.description
+    predictor = make_variant("bare", stage.make_backend("scripted", frozen))
+    ledger = run_selfpred(predictor, [cross], with_targets.suites.selfpred,
+                          with_targets.suites.changed)
+    df = score_selfpred(ledger).ledger
+    assert set(df.filter(df["phase"] == "learning")["actual"]) == {"red"}
+    assert set(df.filter(df["phase"] == "after_change")["actual"]) == {"yellow"}
+    params = {(j.request.params.temperature, j.request.params.max_tokens,
+               j.request.messages[0].role) for j in target.jobs}
+    assert params == {(0.7, 30, "user"), (0.7, 30, "system")}
+    # the stage reuses the predictor's backend when the target is its own model
+    same = stage.stage_params({"model": {"backend": "fake", "reply": "x"}, "alt_model": None,
+                               "cross_model": {"backend": "fake", "reply": "x"},
+                               "cross_temperature": 1})
+    model = stage.make_backend(same["model"], frozen)
+    assert stage.cross_backend(same, frozen, model) is model
+    assert stage.cross_backend(p, frozen, model) is not model
+    assert stage.cross_backend(stage.stage_params(SMALL), frozen, model) is None
 
 
 def test_backends() -> None:
