@@ -1,15 +1,21 @@
-"""The scorecard's bare variant on the embedded CPU model, two Suite A items.
+"""The scorecard on the embedded CPU model: the bare variant on two Suite A items, and every
+variant through Suites A-D at a tiny size with a real cross-agent target.
 
-It checks that real replies go through the strict parser and the accounting (a reply that
-breaks the format is recorded as unparsed, with its reason, never mapped to an option);
-never accuracy: SmolLM2-135M is far too weak for theory of mind.  Skipped, with the
-reason, when the ``embedded`` extra or the weights package is not installed.
+They check that real replies go through the strict parsers and the accounting (a reply that
+breaks the format is recorded as unparsed, with its reason, never mapped to an option), that
+the variants share the bare prompt's replies through the completion cache, and that the
+profile and the gates are computed from real runs; never accuracy: SmolLM2-135M is far too
+weak for theory of mind.  Skipped, with the reason, when the ``embedded`` extra or the
+weights package is not installed.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.embedded import embedded_available
 from cogrsi_lib.scorecard.answers import run_nested
 from cogrsi_lib.scorecard.direct import DirectSystem
@@ -23,11 +29,40 @@ pytestmark = [
 ]
 
 
-def test_bare_variant_on_the_embedded_model(tmp_path) -> None:
-    from cogrsi_lib.llm import CachedBackend
+class Counting(Backend):
+    """A backend that counts the samples its inner backend generates."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner, self.kind, self.samples = inner, inner.kind, 0
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    def complete(self, jobs):
+        self.samples += len(jobs)
+        return self.inner.complete(jobs)
+
+
+@pytest.fixture(scope="module")
+def model():
+    """One loaded copy of the model for this module's tests (each wraps it in its own
+    completion cache)."""
     from cogrsi_lib.llm.embedded import EmbeddedBackend
 
-    backend = CachedBackend(EmbeddedBackend(max_batch=2), tmp_path / "llm-cache")
+    m = EmbeddedBackend(max_batch=8)
+    m.load()
+    return m
+
+
+def test_bare_variant_on_the_embedded_model(model, tmp_path) -> None:
+    from cogrsi_lib.llm import CachedBackend
+
+    backend = CachedBackend(model, tmp_path / "llm-cache")
     items = nested_items(5, 3)[:2]
     run = run_nested(DirectSystem(backend, max_tokens=16), items)
     assert len(run.records) == 2 and run.score.n == 2
@@ -40,3 +75,55 @@ def test_bare_variant_on_the_embedded_model(tmp_path) -> None:
         else:
             assert rec.answer is None and rec.extra["error"]
     assert run.score.n_unparsed == sum(r.status != "ok" for r in run.records)
+
+
+def test_every_variant_through_every_suite_on_the_embedded_model(model, tmp_path) -> None:
+    from cogrsi_lib.llm import CachedBackend
+    from cogrsi_lib.scorecard import build_profile, scorecard_table, stage
+
+    p = stage.stage_params({
+        "model": "embedded", "alt_model": None, "llm_cache_dir": str(tmp_path / "cache"),
+        "n_per_cell": 1, "n_per_game": 1, "selfpred_test": 1, "observation_counts": [0, 2],
+        "cross_model": "embedded", "cross_temperature": 1.0, "bootstrap_resamples": 50,
+        "reply_caps": {"bare": 24, "perspective": 48, "store": 48},
+    })
+    frozen = stage.freeze(p)
+    keep = [i for i in frozen.suites.nested if i.depth <= 2 and i.partition != "true_belief"]
+    suites = dataclasses.replace(
+        frozen.suites, nested=tuple(keep),
+        applied=tuple(a for a in frozen.suites.applied if a.belief.id in {i.id for i in keep}),
+        strategic=frozen.suites.strategic[:3], baselines=None)
+    frozen = dataclasses.replace(frozen, suites=suites)
+    counted = Counting(model)
+    backend = CachedBackend(counted, p["llm_cache_dir"])
+    # the cross-agent target is the predictor's own model, sampled: the stage reuses it
+    frozen = stage.targets_for(p, frozen, backend)
+    assert "SmolLM2" in frozen.suites.cross_targets[0].description
+    variants = stage.variants_for(p)
+    runs, new_calls = {}, {}
+    for v in variants:
+        before = counted.samples
+        runs[v] = stage.run_variants(backend, frozen.suites, [v], p["reply_caps"])[v]
+        new_calls[v] = counted.samples - before
+    # the ablation repeats the store's requests; every variant reuses the bare replies of
+    # the strategic and prediction suites
+    assert new_calls["store_ablated"] == 0
+    assert all(new_calls[v] < new_calls["bare"] for v in variants[1:])
+    for run in runs.values():
+        assert {r.status for r in run.task_records()} <= {"ok", "unparsed", "abstained"}
+        unparsed = [r for r in run.nested.records if r.status == "unparsed"]
+        assert all(r.answer is None and r.extra["error"] for r in unparsed)
+        ledger = run.selfpred.ledger
+        assert set(ledger["target"]) == {"self", "other"}
+        assert (ledger["predicted_at"] < ledger["queried_at"]).all()
+        assert set(ledger.filter(ledger["phase"] == "after_change")["target"]) == {"other"}
+    profiles = [build_profile(runs[v], runs["bare"]) for v in variants]
+    table = scorecard_table(profiles)
+    assert table.columns[2:] == variants
+    a = stage.check_gate_a(frozen, list(runs.values()))
+    assert a.passed
+    for name in p["interventions"]:
+        d = stage.decide(name, runs, [], a, stage.gate_config(p))
+        assert [o.gate for o in d.outcomes] == ["A", "B", "C", "D", "E"]
+        # no replication was run: Gate D cannot pass, so nothing is kept
+        assert d.outcomes[3].status == "not_run" and not d.keep
