@@ -34,6 +34,7 @@ from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 
 MARKER = "Build only the state required for the answer"
 MAX_SLOT_WORDS = 25
+MAX_TOKENS = 160  # default reply cap
 _LINE = re.compile(r"^\s*([A-Za-z0-9_]+)\s*:\s*(.*?)\s*$")
 
 
@@ -116,7 +117,7 @@ class PerspectiveSystem:
 
     def __init__(
         self, backend: Backend, name: str = "perspective", state: bool = True,
-        max_tokens: int = 160, seed: int = 0, bare_max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_tokens: int = MAX_TOKENS, seed: int = 0, bare_max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.backend = backend
         self.name = name

@@ -35,6 +35,7 @@ from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 from cogrsi_lib.scorecard.store import Entry, EpistemicStore, StoreError, Unknown
 
 MARKER = "Write the epistemic state this question needs"
+MAX_TOKENS = 320  # default reply cap
 
 
 def location_topic(obj: str) -> str:
@@ -127,7 +128,7 @@ class StoreSystem:
 
     def __init__(
         self, backend: Backend, name: str = "store", read_store: bool = True,
-        max_tokens: int = 320, seed: int = 0, max_persistent_depth: int = 2,
+        max_tokens: int = MAX_TOKENS, seed: int = 0, max_persistent_depth: int = 2,
         bare_max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.backend = backend

@@ -26,13 +26,15 @@ from dataclasses import dataclass
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.reader.system import System
+from cogrsi_lib.scorecard import perspective, store_system
 from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 from cogrsi_lib.scorecard.perspective import PerspectiveSystem
 from cogrsi_lib.scorecard.store_system import StoreSystem
 
 VARIANTS = ("bare", "perspective", "perspective_no_state", "store", "store_ablated")
 # default reply caps (tokens) of each prompt family
-REPLY_CAPS = {"bare": DEFAULT_MAX_TOKENS, "perspective": 160, "store": 320}
+REPLY_CAPS = {"bare": DEFAULT_MAX_TOKENS, "perspective": perspective.MAX_TOKENS,
+              "store": store_system.MAX_TOKENS}
 
 
 def reply_caps(given: Mapping[str, int] | None = None) -> dict[str, int]:
