@@ -15,7 +15,6 @@ import dataclasses
 
 import pytest
 
-from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.embedded import embedded_available
 from cogrsi_lib.scorecard.answers import run_nested
 from cogrsi_lib.scorecard.direct import DirectSystem
@@ -27,25 +26,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not OK, reason=f"embedded model unavailable: {WHY}"),
 ]
-
-
-class Counting(Backend):
-    """A backend that counts the samples its inner backend generates."""
-
-    def __init__(self, inner: Backend) -> None:
-        self.inner, self.kind, self.samples = inner, inner.kind, 0
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def identity(self) -> str:
-        return self.inner.identity
-
-    def complete(self, jobs):
-        self.samples += len(jobs)
-        return self.inner.complete(jobs)
 
 
 @pytest.fixture(scope="module")
@@ -94,17 +74,16 @@ def test_every_variant_through_every_suite_on_the_embedded_model(model, tmp_path
         applied=tuple(a for a in frozen.suites.applied if a.belief.id in {i.id for i in keep}),
         strategic=frozen.suites.strategic[:3], baselines=None)
     frozen = dataclasses.replace(frozen, suites=suites)
-    counted = Counting(model)
-    backend = CachedBackend(counted, p["llm_cache_dir"])
+    backend = CachedBackend(model, p["llm_cache_dir"])
     # the cross-agent target is the predictor's own model, sampled: the stage reuses it
     frozen = stage.targets_for(p, frozen, backend)
     assert "SmolLM2" in frozen.suites.cross_targets[0].description
     variants = stage.variants_for(p)
     runs, new_calls = {}, {}
     for v in variants:
-        before = counted.samples
+        before = len(backend.cache)  # one entry per sample the model generated
         runs[v] = stage.run_variants(backend, frozen.suites, [v], p["reply_caps"])[v]
-        new_calls[v] = counted.samples - before
+        new_calls[v] = len(backend.cache) - before
     # the ablation repeats the store's requests; every variant reuses the bare replies of
     # the strategic and prediction suites
     assert new_calls["store_ablated"] == 0
