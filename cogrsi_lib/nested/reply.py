@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +59,19 @@ def _no_constant(name: str) -> Any:
 
 def parse_reply(text: object, options: Sequence[str]) -> Reply:
     """Parse one raw reply strictly against the item's ``options``."""
+
+    def option(answer: object) -> str:
+        if not isinstance(answer, str) or answer not in options:
+            raise ValueError(f"answer {answer!r} is not one of the options")
+        return answer
+
+    return parse_json_reply(text, option)
+
+
+def parse_json_reply(text: object, read_answer: Callable[[object], str]) -> Reply:
+    """Strict parse of one JSON object with ``answer`` and an optional ``confidence`` in
+    [0, 1]; ``read_answer`` gives the answer's text or raises ValueError with the reason it is
+    not acceptable (an option, a number, ...)."""
     if not isinstance(text, str):
         return Reply(error=f"reply is {type(text).__name__}, not text")
     try:
@@ -74,9 +87,10 @@ def parse_reply(text: object, options: Sequence[str]) -> Reply:
         return Reply(error=f"unknown key(s) {extra}")
     if "answer" not in raw:
         return Reply(error="no 'answer'")
-    answer = raw["answer"]
-    if not isinstance(answer, str) or answer not in options:
-        return Reply(error=f"answer {answer!r} is not one of the options")
+    try:
+        answer = read_answer(raw["answer"])
+    except ValueError as exc:
+        return Reply(error=str(exc))
     confidence = raw.get("confidence")
     if "confidence" in raw:
         if isinstance(confidence, bool) or not isinstance(confidence, int | float):

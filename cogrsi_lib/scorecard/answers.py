@@ -25,7 +25,7 @@ import polars as pl
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.types import Completion
 from cogrsi_lib.nested.items import NestedItem
-from cogrsi_lib.nested.reply import ANSWER_FORMAT, Reply, parse_reply
+from cogrsi_lib.nested.reply import ANSWER_FORMAT, Reply, parse_json_reply, parse_reply
 from cogrsi_lib.nested.score import NestedScore, score
 from cogrsi_lib.reader.items import ReaderItem, answer_key
 from cogrsi_lib.reader.records import ItemRecord, PerceptionRecord, SampleRecord, new_record
@@ -67,32 +67,13 @@ def format_number(x: float) -> str:
 
 def parse_number_reply(text: object) -> Reply:
     """Strict parse of ``{"answer": <number>, "confidence": <0..1>}`` (confidence optional)."""
-    if not isinstance(text, str):
-        return Reply(error=f"reply is {type(text).__name__}, not text")
-    try:
-        raw = json.loads(text, parse_constant=_refuse_constant)
-    except (json.JSONDecodeError, ValueError):
-        return Reply(error="not a single JSON value")
-    if not isinstance(raw, dict):
-        return Reply(error="not a JSON object")
-    extra = sorted(set(raw) - {"answer", "confidence"})
-    if extra:
-        return Reply(error=f"unknown key(s) {extra}")
-    value = raw.get("answer")
+    return parse_json_reply(text, _finite_number)
+
+
+def _finite_number(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return Reply(error="answer is not a finite number")
-    conf = raw.get("confidence")
-    if "confidence" in raw:
-        if isinstance(conf, bool) or not isinstance(conf, int | float):
-            return Reply(error="confidence is not a number")
-        if not (math.isfinite(conf) and 0 <= conf <= 1):
-            return Reply(error=f"confidence {conf!r} is outside [0, 1]")
-        conf = float(conf)
-    return Reply(answer=format_number(float(value)), confidence=conf)
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"non-finite number {name}")
+        raise ValueError("answer is not a finite number")
+    return format_number(float(value))
 
 
 def parse_json_answer(text: object, item: ReaderItem) -> Reply:

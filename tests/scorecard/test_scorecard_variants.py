@@ -161,8 +161,10 @@ def test_number_replies_are_strict() -> None:
     assert parse_number_reply('{"answer": 22, "confidence": 0.4}').answer == "22"
     assert parse_number_reply('{"answer": 0.25}').answer == "0.25"
     for bad in ('{"answer": "22"}', '{"answer": true}', '{"answer": NaN}', "22",
-                '{"answer": 1, "extra": 2}', '{"answer": 1, "confidence": 2}'):
+                '{"answer": 1, "extra": 2}', '{"answer": 1, "confidence": 2}',
+                '{"answer": 1, "answer": 2}', '{"confidence": 0.5}'):
         assert not parse_number_reply(bad).parsed
+    assert parse_number_reply('{"answer": 1, "answer": 2}').error == "duplicate key"
 
 
 def test_direct_system_and_suite_a_replies() -> None:
