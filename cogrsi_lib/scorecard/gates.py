@@ -289,9 +289,10 @@ def _prediction_change(treat: SystemRun, base: SystemRun, cfg: GateConfig) -> Ch
     keys = ["target", "item_id", "phase", "n_observations"]
     a = treat.selfpred.ledger.select(*keys, "correct")
     b = base.selfpred.ledger.select(*keys, "correct")
-    j = a.join(b, on=keys, suffix="_b")
+    # entries whose target gave no answer are not scored (correct is null)
+    j = a.join(b, on=keys, suffix="_b").drop_nulls(["correct", "correct_b"])
     if not j.height:
-        return Check(name, NOT_RUN, note="no common ledger entries")
+        return Check(name, NOT_RUN, note="no common scored ledger entries")
     r = _paired(j["correct"].cast(pl.Float64).to_numpy(),
                 j["correct_b"].cast(pl.Float64).to_numpy(), j["item_id"].to_list(), cfg)
     return Check(name, _status(r.estimate >= -cfg.max_battery_drop), r.estimate, r.low, r.high,

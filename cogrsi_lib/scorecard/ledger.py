@@ -9,7 +9,9 @@ so the order is on record.
 
 The residual is ``1[correct] - confidence``: positive when the predictor was right and
 under-confident, negative when it was wrong or over-confident (its square is the entry's
-Brier term for the predicted answer).
+Brier term for the predicted answer).  An entry whose target gave no answer (its reply did
+not parse) is resolved but has nothing to be scored against: ``correct`` and ``residual``
+are None, so it is counted apart and never as a miss of the predictor.
 """
 
 from __future__ import annotations
@@ -52,20 +54,27 @@ class LedgerEntry:
         return (self.target, self.item_id, self.phase, self.n_observations)
 
     @property
+    def target_answered(self) -> bool | None:
+        return self.actual is not None if self.resolved else None
+
+    @property
     def correct(self) -> bool | None:
-        if not self.resolved:
+        """Whether the prediction matched; None while open or when the target gave no answer."""
+        if not self.target_answered:
             return None
         return self.predicted is not None and self.predicted == self.actual
 
     @property
     def residual(self) -> float | None:
-        if not self.resolved or self.confidence is None:
+        if self.correct is None or self.confidence is None:
             return None
-        return float(bool(self.correct)) - self.confidence
+        return float(self.correct) - self.confidence
 
     def residual_note(self) -> str:
         if not self.resolved:
             return "open"
+        if not self.target_answered:
+            return "the target gave no answer: not scored"
         if self.correct:
             return "match"
         return f"predicted {self.predicted!r}, target answered {self.actual!r}"
@@ -134,7 +143,8 @@ class PredictionLedger:
                 "target": e.target, "relation": e.relation, "task_class": e.task_class,
                 "item_id": e.item_id, "phase": e.phase, "n_observations": e.n_observations,
                 "since_change": e.since_change, "predicted": e.predicted,
-                "confidence": e.confidence, "actual": e.actual, "correct": e.correct,
+                "confidence": e.confidence, "actual": e.actual,
+                "target_answered": e.target_answered, "correct": e.correct,
                 "residual": e.residual, "residual_note": e.residual_note(),
                 "predicted_at": e.predicted_at, "queried_at": e.queried_at,
                 "resolved_at": e.resolved_at,
@@ -143,12 +153,13 @@ class PredictionLedger:
                 guess = e.heuristics.get(h)
                 row[f"{h}_prediction"] = guess
                 row[f"{h}_correct"] = (guess is not None and guess == e.actual
-                                       if e.resolved else None)
+                                       if e.target_answered else None)
             rows.append(row)
         schema = {"target": pl.Utf8, "relation": pl.Utf8, "task_class": pl.Utf8,
                   "item_id": pl.Utf8, "phase": pl.Utf8, "n_observations": pl.Int64,
                   "since_change": pl.Int64, "predicted": pl.Utf8, "confidence": pl.Float64,
-                  "actual": pl.Utf8, "correct": pl.Boolean, "residual": pl.Float64,
+                  "actual": pl.Utf8, "target_answered": pl.Boolean, "correct": pl.Boolean,
+                  "residual": pl.Float64,
                   "residual_note": pl.Utf8, "predicted_at": pl.Int64, "queried_at": pl.Int64,
                   "resolved_at": pl.Int64}
         for h in names:

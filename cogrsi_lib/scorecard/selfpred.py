@@ -235,36 +235,45 @@ class SelfPredScore:
 
 
 def _acc(df: pl.DataFrame, col: str = "correct") -> float | None:
-    return float(df[col].cast(pl.Float64).mean()) if df.height else None  # type: ignore[arg-type]
+    """Mean of a correctness column; None where nothing is scored (nulls are not scored)."""
+    if not df.height:
+        return None
+    m = df[col].cast(pl.Float64).mean()
+    return None if m is None else float(m)  # type: ignore[arg-type]
 
 
 def score_selfpred(ledger: PredictionLedger) -> SelfPredScore:
     """Score a resolved ledger (plan §4 Suite D metrics).
 
     Brier is the one-vs-rest score of the predicted answer, ``(confidence - correct)^2``.
+    Entries whose target gave no answer are not scored (``n`` counts the scored ones,
+    ``no_target_answer`` the others), for the predictor and the reference answers alike.
     ``adaptation_gain``: accuracy after the most observations minus after none (learning
-    phase, mean over targets); ``recovery_after_change``: after a change, accuracy with the
-    most new observations minus with none.
+    phase, mean over targets with both); ``recovery_after_change``: after a change, accuracy
+    with the most new observations minus with none.
     """
     df = ledger.frame()
-    if df.filter(pl.col("correct").is_null()).height:
+    if df.filter(pl.col("resolved_at").is_null()).height:
         raise ValueError("the ledger has unresolved entries")
     learn = df.filter(pl.col("phase") == LEARNING)
     rows = []
-    for keys, part in learn.group_by(["relation", "target"], maintain_order=True):
+    for keys, every in learn.group_by(["relation", "target"], maintain_order=True):
         relation, target = keys
+        part = every.filter(pl.col("target_answered"))
         conf = part.filter(pl.col("confidence").is_not_null())
         brier = (float(((conf["confidence"] - conf["correct"].cast(pl.Float64)) ** 2).mean())
                  if conf.height else None)
         acc, br = _acc(part), _acc(part, "base_rate_correct")
         same = _acc(part, "same_as_predictor_correct")
-        rows.append({"relation": relation, "target": target, "n": part.height, "accuracy": acc,
+        rows.append({"relation": relation, "target": target, "n": part.height,
+                     "no_target_answer": every.height - part.height, "accuracy": acc,
                      "brier": brier, "base_rate_accuracy": br,
                      "same_as_predictor_accuracy": same,
                      "lift_over_base_rate": None if acc is None or br is None else acc - br,
                      "lift_over_same_as_predictor":
                          None if acc is None or same is None else acc - same})
-    schema = {"relation": pl.Utf8, "target": pl.Utf8, "n": pl.Int64, "accuracy": pl.Float64,
+    schema = {"relation": pl.Utf8, "target": pl.Utf8, "n": pl.Int64,
+              "no_target_answer": pl.Int64, "accuracy": pl.Float64,
               "brier": pl.Float64, "base_rate_accuracy": pl.Float64,
               "same_as_predictor_accuracy": pl.Float64, "lift_over_base_rate": pl.Float64,
               "lift_over_same_as_predictor": pl.Float64}
@@ -272,30 +281,33 @@ def score_selfpred(ledger: PredictionLedger) -> SelfPredScore:
     curve = (df.with_columns(pl.when(pl.col("phase") == LEARNING).then(pl.col("n_observations"))
                              .otherwise(pl.col("since_change")).alias("observations"))
              .group_by(["phase", "relation", "target", "observations"])
-             .agg(pl.len().alias("n"), pl.col("correct").cast(pl.Float64).mean()
-                  .alias("accuracy"),
+             .agg(pl.col("target_answered").sum().cast(pl.Int64).alias("n"),
+                  (~pl.col("target_answered")).sum().cast(pl.Int64).alias("no_target_answer"),
+                  pl.col("correct").cast(pl.Float64).mean().alias("accuracy"),
                   pl.col("base_rate_correct").cast(pl.Float64).mean().alias("base_rate"),
                   pl.col("same_as_predictor_correct").cast(pl.Float64).mean()
                   .alias("same_as_predictor"))
              .sort(["phase", "relation", "target", "observations"],
                    descending=[True, False, False, False]))
+    answered = learn.filter(pl.col("target_answered"))
     return SelfPredScore(
         df, summary, curve,
-        self_accuracy=_acc(learn.filter(pl.col("relation") == SELF)),
-        cross_accuracy=_acc(learn.filter(pl.col("relation") == CROSS)),
+        self_accuracy=_acc(answered.filter(pl.col("relation") == SELF)),
+        cross_accuracy=_acc(answered.filter(pl.col("relation") == CROSS)),
         adaptation_gain=_gain(curve, LEARNING), recovery_after_change=_gain(curve, AFTER_CHANGE),
     )
 
 
 def _gain(curve: pl.DataFrame, phase: str) -> float | None:
+    """Mean over targets of accuracy at the most observations minus at the fewest; targets
+    without a score at both ends are left out."""
     part = curve.filter(pl.col("phase") == phase)
-    if not part.height:
-        return None
     gains = []
     for _, g in part.group_by("target"):
-        g = g.sort("observations")
-        gains.append(g["accuracy"][-1] - g["accuracy"][0])
-    return float(sum(gains) / len(gains))
+        acc = g.sort("observations")["accuracy"]
+        if acc[0] is not None and acc[-1] is not None:
+            gains.append(acc[-1] - acc[0])
+    return float(sum(gains) / len(gains)) if gains else None
 
 
 def curve_chart(curve: pl.DataFrame) -> alt.FacetChart:

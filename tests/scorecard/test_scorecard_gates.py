@@ -103,6 +103,38 @@ def test_gate_c_catches_regressions_and_missing_evidence() -> None:
     assert statuses(costly)["cost ratio (tokens per task)"] == FAIL
 
 
+def test_gate_c_compares_predictions_only_where_the_target_answered() -> None:
+    from cogrsi_lib.scorecard.selfpred import (
+        CROSS,
+        SelfPredConfig,
+        Target,
+        run_selfpred,
+        score_selfpred,
+    )
+
+    from .helpers import TableSystem
+
+    cfg = SelfPredConfig(n_test=4, counts=(0,), classes=("colour",))
+    test_ids = sorted(t.id for t in cfg.tasks()[: cfg.n_test])
+
+    def scored(answer: str, silent: list[str]):
+        target = Target("t", CROSS, TableSystem(lambda it: None if it.item_id in silent
+                                                else "red"))
+        return score_selfpred(run_selfpred(TableSystem(lambda it: answer), [target], cfg))
+
+    name = "self/cross prediction change (unrelated battery)"
+    # the target said nothing on every task: no evidence, never a tie at zero
+    mute = gate_c(replace(run(DEEP, name="a"), selfpred=scored("red", test_ids)),
+                  replace(run(DEEP, name="b"), selfpred=scored("blue", test_ids)), CFG)
+    check = next(c for c in mute.checks if c.check == name)
+    assert check.status == NOT_RUN and "no common scored" in check.note
+    # where it answered, the change is measured on those entries only
+    part = gate_c(replace(run(DEEP, name="a"), selfpred=scored("blue", test_ids[:2])),
+                  replace(run(DEEP, name="b"), selfpred=scored("red", test_ids[:2])), CFG)
+    check = next(c for c in part.checks if c.check == name)
+    assert check.status == FAIL and check.estimate == -1.0
+
+
 def test_gate_d_requires_the_replications_it_names() -> None:
     t, b = run(DEEP, name="t"), run(SHALLOW, name="b")
     t2, b2 = run(DEEP, seed=6, name="t"), run(SHALLOW, seed=6, name="b")

@@ -178,3 +178,31 @@ def test_a_changed_target_keeps_its_name() -> None:
     with pytest.raises(ValueError, match="keeps its name"):
         run_selfpred(mode_predictor(None), [t], cfg,
                      {"t": Target("u", CROSS, TableSystem(lambda it: "red"))})
+
+
+def test_entries_whose_target_gave_no_answer_are_not_scored() -> None:
+    """A target reply that does not parse leaves nothing to predict against: the entry is on
+    the ledger, resolved, but neither the predictor nor a reference answer is scored on it."""
+    cfg = SelfPredConfig(n_test=4, counts=(0, 5), classes=("colour",))
+    test_ids = {t.id for t in cfg.tasks()[: cfg.n_test]}
+    silent = sorted(test_ids)[:2]
+    # the target answers "red", except on two test tasks, where its reply does not parse
+    target = Target("t", CROSS, TableSystem(lambda it: None if it.item_id in silent else "red"))
+    s = score_selfpred(run_selfpred(TableSystem(lambda it: "red"), [target], cfg))
+    df = s.ledger
+    void = df.filter(~df["target_answered"])
+    assert set(void["item_id"]) == set(silent) and void.height == 2 * len(cfg.counts)
+    assert void["correct"].null_count() == void.height
+    assert void["residual"].null_count() == void.height
+    assert void["base_rate_correct"].null_count() == void.height
+    assert set(void["residual_note"]) == {"the target gave no answer: not scored"}
+    (row,) = s.summary.iter_rows(named=True)
+    assert (row["n"], row["no_target_answer"]) == (4, 4)
+    assert row["accuracy"] == 1.0 and s.cross_accuracy == 1.0
+    assert s.curve["n"].to_list() == [2, 2] and s.curve["no_target_answer"].to_list() == [2, 2]
+    # a target that never answers leaves every accuracy undefined, not zero
+    mute = Target("m", CROSS, TableSystem(lambda it: None))
+    s = score_selfpred(run_selfpred(TableSystem(lambda it: "red"), [mute], cfg))
+    (row,) = s.summary.iter_rows(named=True)
+    assert row["n"] == 0 and row["accuracy"] is None and s.cross_accuracy is None
+    assert s.adaptation_gain is None
