@@ -236,8 +236,6 @@ class SelfPredScore:
 
 def _acc(df: pl.DataFrame, col: str = "correct") -> float | None:
     """Mean of a correctness column; None where nothing is scored (nulls are not scored)."""
-    if not df.height:
-        return None
     m = df[col].cast(pl.Float64).mean()
     return None if m is None else float(m)  # type: ignore[arg-type]
 

@@ -142,7 +142,8 @@ CELLS = [
     ("markdown", "## Suite D: self and cross-agent prediction\n\nThe ledger (one row per "
      "prediction, written before the target was queried), lifts over the base-rate and "
      "same-as-predictor answers, and the learning curve before and after the target's policy "
-     "changes."),
+     "changes. An entry whose target gave no parseable answer stays on the ledger but is not "
+     "scored (`no_target_answer`), so a silent target leaves accuracy undefined, not zero."),
     ("code", "ledger = stack(runs, lambda r: r.selfpred.ledger)\n"
      "ledger.write_parquet(out / 'prediction_ledger.parquet')\n"
      "summary = stack(runs, lambda r: r.selfpred.summary)\n"
