@@ -52,7 +52,9 @@ def test_gold_perceivers_reproduce_the_oracle_at_every_depth(seed, templates) ->
     kw = {} if templates is None else {"templates": templates}
     agreement = agreement_with_oracle(worlds, "gold", max_depth=4, **kw)
     rows = agreement.rows
-    assert set(rows["depth"].unique()) == {0, 1, 2, 3, 4}
+    # a chain of depth 2 or more needs two agents (a world may have only one)
+    deep = any(len(w.agents) >= 2 for w in worlds)
+    assert set(rows["depth"].unique()) == ({0, 1, 2, 3, 4} if deep else {0, 1})
     bad = rows.filter(pl.col("status") != "agree")
     assert bad.height == 0, bad.head(5)
     # the cited line tells the very event the oracle names as the belief's source
