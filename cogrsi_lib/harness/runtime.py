@@ -83,12 +83,7 @@ class HarnessConfig:
 def merge_ledger(dst: CallLedger, src: CallLedger) -> None:
     """Add every role of ``src`` to ``dst``."""
     for role, u in src.roles.items():
-        d = dst.roles.setdefault(role, type(u)())
-        d.calls += u.calls
-        d.cached_calls += u.cached_calls
-        d.prompt_tokens += u.prompt_tokens
-        d.completion_tokens += u.completion_tokens
-        d.latency_s += u.latency_s
+        dst.roles.setdefault(role, type(u)()).merge(u)
 
 
 def state_block(item: ReaderItem, witnesses: str = "presence") -> tuple[str, dict[str, Any]]:

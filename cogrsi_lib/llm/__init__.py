@@ -10,6 +10,8 @@ from cogrsi_lib.llm.cache import CachedBackend, CompletionCache, cache_key
 from cogrsi_lib.llm.config import build_backend, load_llm_params
 from cogrsi_lib.llm.fake import ScriptedBackend
 from cogrsi_lib.llm.parsing import ParsedAnswer, parse_answer, parse_choice
+from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat
+from cogrsi_lib.llm.tally import ReplyTally, open_tally, start_tally
 from cogrsi_lib.llm.types import Completion, Job, Message, Request, SamplingParams
 
 __all__ = [
@@ -21,6 +23,9 @@ __all__ = [
     "Job",
     "Message",
     "ParsedAnswer",
+    "ReplyError",
+    "ReplyFormat",
+    "ReplyTally",
     "Request",
     "RoleUsage",
     "SamplingParams",
@@ -28,6 +33,8 @@ __all__ = [
     "build_backend",
     "cache_key",
     "load_llm_params",
+    "open_tally",
     "parse_answer",
     "parse_choice",
+    "start_tally",
 ]

@@ -4,6 +4,7 @@ Each sample counts as one call, with its full prompt counted each time, whether 
 shares the prompt's prefix or not: this is the paper's convention (SC with k=6 makes 6.0
 calls). Calls replayed from the completion cache still count (they are part of the method's
 cost) and are also counted apart as ``cached_calls``; ``latency_s`` only adds real time.
+``structured_calls`` counts the samples whose reply format the backend enforced.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class RoleUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    structured_calls: int = 0
 
     def add(self, c: Completion) -> None:
         self.calls += 1
@@ -29,6 +31,15 @@ class RoleUsage:
         self.prompt_tokens += c.prompt_tokens
         self.completion_tokens += c.completion_tokens
         self.latency_s += c.latency_s
+        self.structured_calls += int(c.structured)
+
+    def merge(self, other: RoleUsage) -> None:
+        self.calls += other.calls
+        self.cached_calls += other.cached_calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.latency_s += other.latency_s
+        self.structured_calls += other.structured_calls
 
     @property
     def total_tokens(self) -> int:
@@ -42,6 +53,7 @@ class RoleUsage:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "latency_s": round(self.latency_s, 6),
+            "structured_calls": self.structured_calls,
         }
 
 
@@ -59,11 +71,7 @@ class CallLedger:
     def total(self) -> RoleUsage:
         t = RoleUsage()
         for u in self.roles.values():
-            t.calls += u.calls
-            t.cached_calls += u.cached_calls
-            t.prompt_tokens += u.prompt_tokens
-            t.completion_tokens += u.completion_tokens
-            t.latency_s += u.latency_s
+            t.merge(u)
         return t
 
     def to_dict(self) -> dict[str, Any]:

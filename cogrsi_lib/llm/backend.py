@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from dataclasses import replace
 
+from cogrsi_lib.llm import tally
 from cogrsi_lib.llm.types import Completion, Job, Request, expand
 
 
@@ -36,7 +38,9 @@ class Backend(abc.ABC):
         """One completion per job, in the jobs' order, each with ``index == job.index``."""
 
     def generate(self, requests: Sequence[Request]) -> list[list[Completion]]:
-        """For each request, its ``n`` completions in sample-index order."""
+        """For each request, its ``n`` completions in sample-index order; each is marked
+        ``structured`` when the request's reply format was enforced, and reported to the
+        open reply tallies (:mod:`cogrsi_lib.llm.tally`)."""
         jobs = expand(requests)
         done = self.complete(jobs) if jobs else []
         if len(done) != len(jobs):
@@ -47,7 +51,11 @@ class Backend(abc.ABC):
         out: list[list[Completion]] = []
         pos = 0
         for r in requests:
-            out.append(done[pos : pos + r.params.n])
+            cs = done[pos : pos + r.params.n]
+            if r.constraint is not None:
+                cs = [replace(c, structured=True) for c in cs]
+            tally.record(r, cs)
+            out.append(cs)
             pos += r.params.n
         return out
 

@@ -1,7 +1,8 @@
 """Content-addressed completion cache (DESIGN.md ``llm/``; reproducible reruns and DVC stages).
 
 The key of one sample is the sha256 of the canonical JSON of
-``{backend identity, messages, sampling fields, sample index}``. Entries are JSON files
+``{backend identity, messages, sampling fields, sample index}`` plus, when the backend is asked
+to enforce it, the reply format's constraint. Entries are JSON files
 ``<dir>/<key[:2]>/<key>.json`` written atomically (temporary file in the same folder, then
 ``os.replace``), so concurrent writers and interrupted runs never leave a torn entry. A file
 that cannot be read back is treated as a miss and rewritten (and counted in ``stats``).
@@ -30,13 +31,19 @@ def cache_key(identity: str, job: Job) -> str:
 
 
 def key_payload(identity: str, job: Job) -> dict[str, Any]:
-    return {
+    """What one sample's key hashes. An enforced reply format is part of it; a free-text
+    request (or one generated with ``structured=False``) keys as it always has."""
+    payload: dict[str, Any] = {
         "format": CACHE_FORMAT,
         "model": identity,
         "messages": job.request.messages_dicts(),
         "sampling": job.request.params.key_fields(),
         "sample_index": job.index,
     }
+    constraint = job.request.constraint
+    if constraint is not None:
+        payload["constraint"] = constraint.constraint()
+    return payload
 
 
 @dataclass

@@ -12,6 +12,7 @@ Example ``params.yaml`` section::
       # threads: 2, max_batch: 16                                (embedded)
       # engine: {tensor_parallel_size: 1, max_model_len: 32768}  (vllm)
       # concurrency: 16, max_retries: 5, api_key_env: OPENAI_API_KEY, timeout_s: 600 (openai)
+      # structured_outputs: response_format | vllm  (openai: how a reply format is enforced)
       # chat_template_kwargs: {enable_thinking: false}           (vllm, openai)
       # reply: "Answer: A"                                       (fake: a constant reply)
 
@@ -41,6 +42,7 @@ _KEYS = {
         "timeout_s",
         "chat_template_kwargs",
         "extra_body",
+        "structured_outputs",
     },
     "fake": _COMMON | {"reply"},
 }
@@ -99,6 +101,7 @@ def build_backend(
             max_retries=int(cfg.get("max_retries", 5)),
             timeout_s=float(cfg.get("timeout_s", 600.0)),
             extra_body=extra,
+            structured_outputs=str(cfg.get("structured_outputs", "response_format")),
         )
     else:
         from cogrsi_lib.llm.fake import ScriptedBackend

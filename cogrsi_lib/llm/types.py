@@ -12,7 +12,10 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from cogrsi_lib.llm.reply_format import ReplyFormat
 
 Role = Literal["system", "user", "assistant"]
 
@@ -85,19 +88,40 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class Request:
-    """A chat prompt plus its sampling settings."""
+    """A chat prompt plus its sampling settings and the declared form of its reply.
+
+    ``reply`` is the prompt family's :class:`~cogrsi_lib.llm.reply_format.ReplyFormat`
+    (``None`` for free text); ``structured`` asks the backend to enforce it while decoding.
+    With ``structured=False`` the model generates freely and the same format still parses
+    the reply, so the two protocols stay comparable.
+    """
 
     messages: tuple[Message, ...]
     params: SamplingParams = field(default_factory=SamplingParams)
+    reply: ReplyFormat | None = None
+    structured: bool = True
 
     @classmethod
     def of(
         cls,
         messages: Sequence[Message | Mapping[str, str]] | str,
+        *,
+        reply: ReplyFormat | None = None,
+        structured: bool = True,
         **params: Any,
     ) -> Request:
         """Build a request from messages and keyword sampling settings."""
-        return cls(as_messages(messages), SamplingParams(**params))
+        return cls(as_messages(messages), SamplingParams(**params), reply, structured)
+
+    @property
+    def constraint(self) -> ReplyFormat | None:
+        """The format the backend must enforce: ``reply`` when ``structured``, else None."""
+        return self.reply if self.structured else None
+
+    @property
+    def family(self) -> str:
+        """The prompt family's name (``free`` for a request without a declared format)."""
+        return self.reply.family if self.reply is not None else "free"
 
     def messages_dicts(self) -> list[dict[str, str]]:
         return [m.to_dict() for m in self.messages]
@@ -125,7 +149,8 @@ class Completion:
 
     ``latency_s`` is the wall time attributable to this sample: the request's own time for a
     server, or the batch's wall time shared evenly over its samples for an offline engine;
-    0 for a cache hit. ``from_cache`` says the text was replayed from the completion cache.
+    0 for a cache hit. ``from_cache`` says the text was replayed from the completion cache;
+    ``structured`` that the backend enforced the request's reply format while decoding.
     """
 
     text: str
@@ -137,6 +162,7 @@ class Completion:
     from_cache: bool = False
     model: str = ""
     cache_key: str = ""
+    structured: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -153,6 +179,7 @@ class Completion:
             "from_cache": self.from_cache,
             "model": self.model,
             "cache_key": self.cache_key,
+            "structured": self.structured,
         }
 
 

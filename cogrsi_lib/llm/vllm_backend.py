@@ -4,7 +4,8 @@
 of one ``complete`` call go to the engine in a single batched ``LLM.chat`` call, one
 conversation per sample with ``n=1`` and the sample's own seed, so every sample is cached and
 replayed on its own; vLLM's prefix caching shares the prompt's prefill across the samples.
-Token counts come from the engine's own prompt and output token ids.
+Token counts come from the engine's own prompt and output token ids. A request's reply
+format, when it is to be enforced, goes into its ``SamplingParams.structured_outputs``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job
 
 
@@ -56,6 +58,11 @@ class VLLMBackend(Backend):
 
     def sampling_params(self, job: Job) -> Any:
         p = job.request.params
+        kw: dict[str, Any] = {}
+        fmt = job.request.constraint
+        if fmt is not None:
+            params_cls = importlib.import_module("vllm.sampling_params").StructuredOutputsParams
+            kw["structured_outputs"] = params_cls(**vllm_structured_outputs(fmt))
         return self._vllm.SamplingParams(
             n=1,
             temperature=p.temperature,
@@ -63,6 +70,7 @@ class VLLMBackend(Backend):
             max_tokens=p.max_tokens,
             stop=list(p.stop) or None,
             seed=job.seed,
+            **kw,
         )
 
     def complete(self, jobs: Sequence[Job]) -> list[Completion]:

@@ -1,0 +1,122 @@
+"""Per-family reply statistics: calls, parse rate, share at the token cap, reply length.
+
+Every :meth:`Backend.generate <cogrsi_lib.llm.backend.Backend.generate>` reports its requests
+and completions to the tallies that are open (:func:`open_tally`), so a stage sees every call
+of every backend it builds without threading a counter through the library. A reply counts as
+parsed when its request's declared :class:`~cogrsi_lib.llm.reply_format.ReplyFormat` accepts
+it: the same check the family's own parser starts with. Requests without a declared format are
+tallied under ``free`` with no parse rate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cogrsi_lib.llm.types import Completion, Request
+
+#: the columns of :meth:`ReplyTally.rows`, in order
+COLUMNS = ("family", "kind", "calls", "structured_calls", "cached_calls", "parsed", "parse_rate",
+           "capped", "cap_rate", "mean_reply_tokens")
+
+
+@dataclass
+class FamilyCounts:
+    kind: str = "free"
+    calls: int = 0
+    structured_calls: int = 0
+    cached_calls: int = 0
+    parsed: int = 0
+    capped: int = 0
+    completion_tokens: int = 0
+
+    def row(self, family: str) -> dict[str, Any]:
+        n = self.calls
+        free = self.kind == "free"
+        return {
+            "family": family,
+            "kind": self.kind,
+            "calls": n,
+            "structured_calls": self.structured_calls,
+            "cached_calls": self.cached_calls,
+            "parsed": None if free else self.parsed,
+            "parse_rate": None if free or not n else self.parsed / n,
+            "capped": self.capped,
+            "cap_rate": self.capped / n if n else None,
+            "mean_reply_tokens": self.completion_tokens / n if n else None,
+        }
+
+
+class ReplyTally:
+    """Counts by prompt family (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.families: dict[str, FamilyCounts] = {}
+        self._lock = threading.Lock()
+
+    def record(self, request: Request, completions: Sequence[Completion]) -> None:
+        fmt = request.reply
+        oks = [fmt.ok(c.text) for c in completions] if fmt is not None else []
+        with self._lock:
+            f = self.families.setdefault(request.family, FamilyCounts(fmt.kind if fmt else "free"))
+            for c in completions:
+                f.calls += 1
+                f.structured_calls += int(c.structured)
+                f.cached_calls += int(c.from_cache)
+                f.capped += int(c.finish_reason == "length")
+                f.completion_tokens += c.completion_tokens
+            f.parsed += sum(oks)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per family, by name (see :data:`COLUMNS`)."""
+        with self._lock:
+            return [f.row(name) for name, f in sorted(self.families.items())]
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """``{family: row}`` for a stage's ``summary.json``."""
+        return {r["family"]: {k: v for k, v in r.items() if k != "family"} for r in self.rows()}
+
+    def frame(self) -> Any:
+        import polars as pl
+
+        schema = {"family": pl.Utf8, "kind": pl.Utf8, "calls": pl.Int64,
+                  "structured_calls": pl.Int64, "cached_calls": pl.Int64, "parsed": pl.Int64,
+                  "parse_rate": pl.Float64, "capped": pl.Int64, "cap_rate": pl.Float64,
+                  "mean_reply_tokens": pl.Float64}
+        return pl.DataFrame(self.rows(), schema=schema)
+
+
+_OPEN: list[ReplyTally] = []
+_OPEN_LOCK = threading.Lock()
+
+
+def record(request: Request, completions: Sequence[Completion]) -> None:
+    """Report one request's completions to every open tally."""
+    with _OPEN_LOCK:
+        tallies = list(_OPEN)
+    for t in tallies:
+        t.record(request, completions)
+
+
+@contextlib.contextmanager
+def open_tally() -> Iterator[ReplyTally]:
+    """A tally that sees every generation until the block ends."""
+    t = ReplyTally()
+    with _OPEN_LOCK:
+        _OPEN.append(t)
+    try:
+        yield t
+    finally:
+        with _OPEN_LOCK:
+            _OPEN.remove(t)
+
+
+def start_tally() -> ReplyTally:
+    """A tally that stays open for the rest of the process (a stage notebook's)."""
+    t = ReplyTally()
+    with _OPEN_LOCK:
+        _OPEN.append(t)
+    return t
