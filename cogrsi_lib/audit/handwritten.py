@@ -278,7 +278,8 @@ NO_TRANSLATION = "I cannot translate this rule."
 
 
 def fenced(code: str) -> str:
-    return f"Here is the translation.\n\n```python\n{code.strip()}\n```\n"
+    """Code as a translation reply: one python block and nothing else."""
+    return f"```python\n{code.strip()}\n```"
 
 
 def scripted_translator(role: str, rules: Sequence[HandwrittenRule] = RULES,

@@ -2,23 +2,25 @@
 
 Each translator is a :class:`~cogrsi_lib.llm.Backend` with a prompt and a seed.  It sees the
 rule text and the world/question API (``API.md``) only: never which loop wrote the rule or
-whether it was kept, and it is told to follow the words literally.  Replies are parsed
-strictly: the code is the first closed ```python block that defines both functions (or all
-closed python blocks together, when they do).  A reply that hits the output cap
-(``finish_reason == "length"``) is recorded as capped; without a closed block it has no code
-(the paper's recompile deviation, App. C J105).
+whether it was kept, and it is told to follow the words literally.  The reply's form is
+declared once (:func:`translation_format`, family ``audit.translation``): one ```python block
+and nothing else, whose top-level lines define ``applies(world, q)`` and then
+``predict(world, q)`` (other top-level lines, such as imports or helpers, may come first); the
+number of lines is bounded by the output cap.  A reply that hits the output cap
+(``finish_reason == "length"``) is recorded as capped; a reply that breaks the form has no
+code (the paper's recompile deviation, App. C J105).  The code is run only in the sandbox.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyFormat
 from cogrsi_lib.llm.types import Completion, Message, Request, SamplingParams
 
 API_TEXT = resources.files("cogrsi_lib.audit").joinpath("API.md").read_text(encoding="utf-8")
@@ -47,8 +49,23 @@ PROMPTS: dict[str, str] = {
 }
 SYSTEM = "You are a careful programmer who turns natural-language rules into Python."
 
-_FENCE = re.compile(r"```[ \t]*(?P<lang>[A-Za-z0-9_+-]*)[ \t]*\n(?P<body>.*?)\n?[ \t]*```", re.S)
-_DEF = {name: re.compile(rf"^\s*def\s+{name}\s*\(", re.M) for name in ("applies", "predict")}
+FAMILY = "audit.translation"
+#: the longest line of translated code
+MAX_LINE = 100
+_OPEN, _CLOSE = "```python\n", "```"
+
+
+def translation_format(max_tokens: int) -> ReplyFormat:
+    """A ```python block and nothing else: optional top-level lines, ``def applies(world, q``
+    ... with its body, ``def predict(world, q`` ... with its body; at most
+    ``CHARS_PER_TOKEN * max_tokens / 50`` lines per part, each at most :data:`MAX_LINE`
+    characters, without backticks."""
+    n = max(4, CHARS_PER_TOKEN * max_tokens // 50)
+    line = rf"[^\n`]{{0,{MAX_LINE}}}\n"
+    head = r"[^\n`]{0,60}:\n"
+    pattern = (rf"```python\n({line}){{0,{n}}}def applies\(world, q{head}({line}){{1,{n}}}"
+               rf"def predict\(world, q{head}({line}){{1,{n}}}```")
+    return ReplyFormat.regex(FAMILY, pattern)
 
 
 def text_id(text: str) -> str:
@@ -56,19 +73,12 @@ def text_id(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def _defines_both(code: str) -> bool:
-    return all(p.search(code) for p in _DEF.values())
-
-
-def extract_code(reply: str) -> str | None:
-    """The code of a reply, or ``None`` when no closed python block defines both functions."""
-    blocks = [m.group("body") for m in _FENCE.finditer(reply)
-              if m.group("lang").lower() in ("", "python", "py", "python3")]
-    for body in blocks:
-        if _defines_both(body):
-            return body.strip("\n") + "\n"
-    joined = "\n\n".join(blocks)
-    return joined.strip("\n") + "\n" if blocks and _defines_both(joined) else None
+def extract_code(reply: str, fmt: ReplyFormat) -> str | None:
+    """The code of a reply that has the declared form, or ``None``."""
+    if not fmt.ok(reply):
+        return None
+    body = reply.strip()
+    return body[len(_OPEN): -len(_CLOSE)]
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,7 @@ class Translation:
     prompt_tokens: int
     completion_tokens: int
     from_cache: bool
+    structured: bool = False
 
     @property
     def ok(self) -> bool:
@@ -100,23 +111,23 @@ class Translation:
     def no_code_reason(self) -> str:
         if self.status == "capped":
             return f"reply hit the {self.max_tokens}-token output cap without complete code"
-        return "reply has no python block defining applies and predict"
+        return "reply is not one python block defining applies and predict"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def parse_translation(c: Completion, translator: str, prompt: str, text: str,
-                      max_tokens: int) -> Translation:
-    """Strict parse of one completion."""
-    code = extract_code(c.text)
+                      max_tokens: int, fmt: ReplyFormat | None = None) -> Translation:
+    """Strict parse of one completion against its declared format."""
+    code = extract_code(c.text, fmt or translation_format(max_tokens))
     capped = c.finish_reason == "length"
     status = "ok" if code is not None else ("capped" if capped else "no_code")
     return Translation(
         translator=translator, model=c.model, prompt=prompt, rule_sha=text_id(text),
         reply=c.text, code=code, status=status, finish_reason=c.finish_reason, capped=capped,
         max_tokens=max_tokens, prompt_tokens=c.prompt_tokens,
-        completion_tokens=c.completion_tokens, from_cache=c.from_cache,
+        completion_tokens=c.completion_tokens, from_cache=c.from_cache, structured=c.structured,
     )
 
 
@@ -124,7 +135,8 @@ class Translator:
     """One translator role: a backend, a prompt wording, a seed and an output cap."""
 
     def __init__(self, name: str, backend: Backend, prompt: str = "literal", seed: int = 0,
-                 temperature: float = 0.0, max_tokens: int = 8192, plays: str | None = None):
+                 temperature: float = 0.0, max_tokens: int = 8192, plays: str | None = None,
+                 structured: bool = True):
         if prompt not in PROMPTS:
             raise ValueError(f"unknown translator prompt {prompt!r}; one of {sorted(PROMPTS)}")
         self.name = name
@@ -134,23 +146,26 @@ class Translator:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.plays = plays
+        self.structured = structured
 
     def messages(self, text: str) -> tuple[Message, ...]:
         body = PROMPTS[self.prompt].format(api=API_TEXT.strip(), rule=text.strip())
         return (Message("system", SYSTEM), Message("user", body))
 
     def request(self, text: str, max_tokens: int | None = None) -> Request:
-        params = SamplingParams(n=1, temperature=self.temperature,
-                                max_tokens=max_tokens or self.max_tokens, seed=self.seed)
-        return Request(self.messages(text), params)
+        cap = max_tokens or self.max_tokens
+        params = SamplingParams(n=1, temperature=self.temperature, max_tokens=cap,
+                                seed=self.seed)
+        return Request(self.messages(text), params, translation_format(cap), self.structured)
 
     def translate_many(self, texts: Sequence[str], max_tokens: int | None = None
                        ) -> list[Translation]:
         """One reply per text, generated as one batch."""
         cap = max_tokens or self.max_tokens
-        outs = self.backend.generate([self.request(t, cap) for t in texts]) if texts else []
-        return [parse_translation(cs[0], self.name, self.prompt, t, cap)
-                for t, cs in zip(texts, outs, strict=True)]
+        reqs = [self.request(t, cap) for t in texts]
+        outs = self.backend.generate(reqs) if texts else []
+        return [parse_translation(cs[0], self.name, self.prompt, t, cap, r.reply)
+                for t, r, cs in zip(texts, reqs, outs, strict=True)]
 
     def translate(self, text: str, max_tokens: int | None = None) -> Translation:
         return self.translate_many([text], max_tokens)[0]
@@ -159,12 +174,12 @@ class Translator:
         return {
             "translator": self.name, "backend": self.backend.identity, "prompt": self.prompt,
             "seed": self.seed, "temperature": self.temperature, "max_tokens": self.max_tokens,
-            "plays": self.plays or "",
+            "plays": self.plays or "", "structured": self.structured,
         }  # fmt: skip
 
 
 def build_translators(specs: Sequence[Mapping[str, Any]], max_tokens: int = 8192,
-                      base_dir: str | None = None) -> list[Translator]:
+                      base_dir: str | None = None, structured: bool = True) -> list[Translator]:
     """Two translators from ``params.yaml: audit.translators``.
 
     Each spec: ``name``, ``llm`` (a :func:`~cogrsi_lib.llm.build_backend` mapping, or
@@ -196,6 +211,7 @@ def build_translators(specs: Sequence[Mapping[str, Any]], max_tokens: int = 8192
             name, backend, prompt=str(spec.get("prompt", ("literal", "plain")[i])),
             seed=int(spec.get("seed", i)), temperature=float(spec.get("temperature", 0.0)),
             max_tokens=int(spec.get("max_tokens", max_tokens)), plays=spec.get("plays"),
+            structured=structured,
         ))
     if out[0].name == out[1].name:
         raise ValueError("the two translators need different names")

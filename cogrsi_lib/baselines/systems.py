@@ -18,8 +18,19 @@ six it is sampled at the reader's temperature with reasoning, as self-consistenc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
+
+from pydantic import Field
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import (
+    CHARS_PER_TOKEN,
+    ReplyError,
+    ReplyFormat,
+    describe,
+    reply_model,
+    text_field,
+)
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem, question_characters
@@ -42,8 +53,8 @@ SIMTOM_NARRATIVE = "\n".join(
         "",
         "{view}",
         "",
-        "What events does {char} know about? Output only those events, in order, without"
-        " explanation.",
+        "What events does {char} know about? List only those events, in order, without"
+        " explanation. {reply}",
     ]
 )
 
@@ -57,10 +68,46 @@ SIMTOM_CONVERSATION = "\n".join(
         "",
         "{view}",
         "",
-        "Which utterances did {char} hear? Output only those utterances, in order, without"
-        " explanation.",
+        "Which utterances did {char} hear? List only those utterances, in order, without"
+        " explanation. {reply}",
     ]
 )
+
+
+PERSPECTIVE = "simtom.perspective"
+
+
+def perspective_format(item: ReaderItem, max_tokens: int) -> ReplyFormat:
+    """SimToM's perspective step: the events (or utterances) the character knows, in order,
+    each at most as long as the context's longest line, no more than the context has, and
+    all of them within the token cap."""
+    lines = item.lines()
+    longest = max((len(x) for x in lines), default=40) + 10
+    most = max(1, min(len(lines), (CHARS_PER_TOKEN * max_tokens) // (longest + 3)))
+    model = reply_model(
+        "Perspective",
+        events=(list[Annotated[str, text_field(longest, 1)]],
+                Field(max_length=most, description="what the character knows, in order")),
+    )
+    return ReplyFormat.json(PERSPECTIVE, model)
+
+
+def perspective_request(
+    item: ReaderItem, char: str, params: SamplingParams, structured: bool = True
+) -> Request:
+    fmt = perspective_format(item, params.max_tokens)
+    tmpl = SIMTOM_CONVERSATION if item.kind == "conversation" else SIMTOM_NARRATIVE
+    text = tmpl.format(char=char, view=plain_view(item), reply=describe(fmt))
+    return Request((Message("user", text),), params, fmt, structured)
+
+
+def read_perspective(fmt: ReplyFormat | None, text: str) -> list[str] | None:
+    """The perspective's events, or None when the reply breaks its format."""
+    assert fmt is not None
+    try:
+        return [e.strip() for e in fmt.parse(text).events]
+    except ReplyError:
+        return None
 
 
 class _Base:
@@ -87,9 +134,16 @@ class _Base:
             seed=c.seed,
         )
 
+    def _answer(
+        self, item: ReaderItem, view: str, think: str, params: SamplingParams, preamble: str = ""
+    ) -> Request:
+        return prompts.answer_request(item, view, params, think=think, preamble=preamble,
+                                      structured=self.config.structured)
+
     def _finish(
         self, rec: ItemRecord, item: ReaderItem, samples: list[SampleRecord], answers
     ) -> None:
+        rec.extra["structured"] = self.config.structured
         rec.samples = samples
         counts = ranked(answers, [])
         leader = counts[0][0] if counts else None
@@ -126,15 +180,12 @@ class SinglePrompt(_Base):
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         think = prompts.THINK_PLAIN if self.think else prompts.THINK_NONE
-        reqs = [
-            Request(prompts.answer_messages(it, plain_view(it), think=think), self._params())
-            for it in items
-        ]
+        reqs = [self._answer(it, plain_view(it), think, self._params()) for it in items]
         recs = []
-        for it, cs in zip(items, self.backend.generate(reqs), strict=True):
+        for it, req, cs in zip(items, reqs, self.backend.generate(reqs), strict=True):
             rec = new_record(self.name, it)
             rec.perception = PerceptionRecord("none")
-            s, a = parse_samples(it, "plain", cs, rec.ledger, "sample")
+            s, a = parse_samples(it, "plain", req, cs, rec.ledger, "sample")
             self._finish(rec, it, s, a)
             recs.append(rec)
         return recs
@@ -158,35 +209,35 @@ class SimToM(_Base):
         recs = [new_record(self.name, it) for it in items]
         chars = [question_characters(it)[:1] for it in items]
         persp_idx = [i for i, c in enumerate(chars) if c]
-        reqs = []
-        for i in persp_idx:
-            it = items[i]
-            tmpl = SIMTOM_CONVERSATION if it.kind == "conversation" else SIMTOM_NARRATIVE
-            text = tmpl.format(char=chars[i][0], view=plain_view(it))
-            reqs.append(
-                Request((Message("user", text),), self._greedy(self.config.perspective_max_tokens))
-            )
+        reqs = [
+            perspective_request(items[i], chars[i][0],
+                                self._greedy(self.config.perspective_max_tokens),
+                                self.config.structured)
+            for i in persp_idx
+        ]
         perspectives: dict[int, str] = {}
-        for i, cs in zip(persp_idx, self.backend.generate(reqs), strict=True):
+        for i, req, cs in zip(persp_idx, reqs, self.backend.generate(reqs), strict=True):
             recs[i].ledger.add("perspective", cs)
-            perspectives[i] = cs[0].text.strip()
-            recs[i].extra["perspective"] = perspectives[i]
+            events = read_perspective(req.reply, cs[0].text)
+            recs[i].extra["perspective"] = events
+            recs[i].extra["perspective_status"] = "ok" if events is not None else "malformed"
+            # a malformed perspective is recorded and shown as it came: nothing to filter by
+            perspectives[i] = "\n".join(events) if events is not None else cs[0].text.strip()
         ans_reqs = []
         for i, it in enumerate(items):
             recs[i].perception = PerceptionRecord("none")
             if i in perspectives:
                 char = chars[i][0]
                 view = f"Here is what {char} knows:\n{perspectives[i] or '(nothing)'}"
-                msgs = prompts.answer_messages(
-                    it, view, think=self._think(), preamble=f"You are {char}."
-                )
+                ans_reqs.append(self._answer(it, view, self._think(), self._answer_params(),
+                                             preamble=f"You are {char}."))
             else:  # no character to take the perspective of: the plain story, recorded
                 recs[i].extra["perspective"] = None
-                msgs = prompts.answer_messages(it, plain_view(it), think=self._think())
-            ans_reqs.append(Request(msgs, self._answer_params()))
+                ans_reqs.append(self._answer(it, plain_view(it), self._think(),
+                                             self._answer_params()))
         for i, cs in enumerate(self.backend.generate(ans_reqs)):
             view = "perspective" if i in perspectives else "plain"
-            s, a = parse_samples(items[i], view, cs, recs[i].ledger, "sample")
+            s, a = parse_samples(items[i], view, ans_reqs[i], cs, recs[i].ledger, "sample")
             self._finish(recs[i], items[i], s, a)
         return recs
 
@@ -206,7 +257,7 @@ class PercepToM(SimToM):
         config: SamplingConfig | None = None,
         *,
         n: int = 1,
-        per_line_tokens: int = 12,
+        per_line_tokens: int = 16,
         name: str | None = None,
     ):
         _Base.__init__(
@@ -230,12 +281,10 @@ class PercepToM(SimToM):
                 views.append(("filtered", filtered_view(it, res.perception, chars)))
             else:  # malformed perception or nobody to filter for: the plain story, counted
                 views.append(("plain", plain_view(it)))
-        reqs = [
-            Request(prompts.answer_messages(it, v, think=self._think()), self._answer_params())
-            for it, (_, v) in zip(items, views, strict=True)
-        ]
+        reqs = [self._answer(it, v, self._think(), self._answer_params())
+                for it, (_, v) in zip(items, views, strict=True)]
         for i, cs in enumerate(self.backend.generate(reqs)):
-            s, a = parse_samples(items[i], views[i][0], cs, recs[i].ledger, "sample")
+            s, a = parse_samples(items[i], views[i][0], reqs[i], cs, recs[i].ledger, "sample")
             self._finish(recs[i], items[i], s, a)
         return recs
 

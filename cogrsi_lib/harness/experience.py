@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
+from pydantic import Field
 
 from cogrsi_lib.harness.embedding import Embedder, cosine
 from cogrsi_lib.harness.scaffold import scaffold_block
@@ -37,8 +38,15 @@ from cogrsi_lib.harness.taxonomy import DIMENSIONS, annotate
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.parsing import normalise_free_text
+from cogrsi_lib.llm.reply_format import (
+    ReplyError,
+    ReplyFormat,
+    describe,
+    enum_of,
+    reply_model,
+    text_field,
+)
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
-from cogrsi_lib.loops.builder import load_object
 from cogrsi_lib.loops.library import clean
 from cogrsi_lib.loops.naming import names_in, story_names
 from cogrsi_lib.reader.items import ReaderItem
@@ -58,12 +66,8 @@ PROVENANCE_OPS: tuple[str, ...] = ("added", "revised", "merged")
 LABELS: tuple[str, ...] = ("helpful", "harmful", "neutral")
 #: Reflector rejection codes, in the order the checks run
 REJECTIONS: tuple[str, ...] = (
-    "malformed_json",
+    "malformed_json",  # breaks the declared format: not JSON, a wrong key, type or value
     "missing_field",
-    "bad_type",
-    "bad_label",
-    "unknown_dimension",
-    "bad_revise",
     "names_gold",
     "names_story",
 )
@@ -481,7 +485,13 @@ DIMENSION_HINTS: dict[str, str] = {
     "Others": "anything else (norms, reality, plain facts of the story)",
 }  # fmt: skip
 DIMENSION_MARKER = "Which social-mental dimension does this question ask about?"
-_DIM_LINE = re.compile(r"^\W*dimension\s*[:：]\s*(?P<value>.*?)\s*$", re.I | re.M)
+DIMENSION_FAMILY = "harness.dimension"
+
+
+def dimension_format() -> ReplyFormat:
+    """The dimension reply: one of :data:`DIMENSIONS`, by name."""
+    model = reply_model("Dimension", dimension=(enum_of(list(DIMENSIONS)), Field()))
+    return ReplyFormat.json(DIMENSION_FAMILY, model)
 
 
 class DimensionPrediction(NamedTuple):
@@ -496,27 +506,16 @@ def dimension_messages(item: ReaderItem) -> tuple[Message, ...]:
     ob = options_block(item)
     if ob:
         parts.append(ob)
-    parts += ["", "Reply with one line 'Dimension: <name>', the name exactly as listed."]
+    parts += ["", describe(dimension_format())]
     return (Message("user", "\n".join(parts)),)
 
 
-def _dim_key(text: str) -> str:
-    return normalise_free_text(text.replace("-", " "))
-
-
-_DIM_KEYS = {_dim_key(d): d for d in DIMENSIONS}
-
-
 def parse_dimension(reply: str) -> str | None:
-    """The dimension a reply names (all its 'Dimension:' lines agreeing), else None."""
-    values = {
-        _DIM_KEYS.get(_dim_key(m.group("value")))
-        for m in _DIM_LINE.finditer(reply)
-        if m.group("value").strip()
-    }
-    if len(values) != 1:
+    """The dimension a reply names, else None (the reply breaks :func:`dimension_format`)."""
+    try:
+        return str(dimension_format().parse(reply).dimension)
+    except ReplyError:
         return None
-    return values.pop()
 
 
 def predict_dimension(
@@ -526,13 +525,16 @@ def predict_dimension(
     max_tokens: int = 16,
     seed: int = 0,
     ledgers: Sequence[CallLedger] | None = None,
+    structured: bool = True,
 ) -> list[DimensionPrediction]:
     """One greedy call per item, all in one batch; an unparsed reply gives ``None`` with its
     raw text. Usage is added to ``ledgers[i]`` (role ``dimension``) when given."""
     if ledgers is not None and len(ledgers) != len(items):
         raise ValueError("one ledger per item")
     params = SamplingParams(n=1, temperature=0.0, max_tokens=max_tokens, seed=seed)
-    outs = backend.generate([Request(dimension_messages(it), params) for it in items])
+    fmt = dimension_format()
+    outs = backend.generate([Request(dimension_messages(it), params, fmt, structured)
+                             for it in items])
     preds = []
     for i, cs in enumerate(outs):
         if ledgers is not None:
@@ -566,14 +568,12 @@ Guidance the system was given:
 
 Label each guidance entry by its id as "helpful", "harmful" or "neutral" for this case. If a \
 reusable strategy is missing, propose one: general, answer-independent guidance that would \
-help on other stories with the same pattern, with when to use it and when not to. Do not \
-write the answer or any name of this story. Dimensions: {dimensions}.
-{marker}
-{{"dimension": "<one dimension, or null>", "strategy": "<the strategy, or null if none is \
-missing>", "use": "<the kind of question it applies to>", "boundary": "<the kind of question it \
-must not be applied to>", "labels": \
-{{"<entry id>": "helpful" | "harmful" | "neutral"}}, "revise": "<the id of a shown entry \
-your strategy rewrites, or null to add it>"}}"""
+help on other stories with the same pattern, with when to use it and when not to (write null \
+for the strategy when none is missing). Do not write the answer or any name of this story.
+{marker} {reply}"""
+REFLECTOR_FAMILY = "harness.reflector"
+#: the longest texts of a reflection
+REFLECTION_CHARS = {"strategy": 400, "use": 150, "boundary": 150}
 
 
 @dataclass(frozen=True)
@@ -595,11 +595,39 @@ class Rejected(Exception):
         self.reason, self.detail = reason, detail
 
 
+def reflector_format(shown: Sequence[str]) -> ReplyFormat:
+    """The Reflector's reply: an optional strategy with its dimension, use and boundary, the
+    label of every shown entry (by id) and which shown entry, if any, the strategy revises."""
+    label = enum_of(list(LABELS))
+    labels = reply_model("EntryLabels", **{eid: (label, Field()) for eid in shown})
+
+    def text(key: str) -> tuple[Any, Any]:
+        return (str | None, text_field(REFLECTION_CHARS[key], 1, _REFLECTION_HINTS[key]))
+
+    model = reply_model(
+        "Reflection",
+        dimension=(enum_of(list(DIMENSIONS)) | None, Field()),
+        strategy=text("strategy"), use=text("use"), boundary=text("boundary"),
+        labels=(labels, Field()),
+        revise=(enum_of(list(shown)) | None if shown else None, Field()),
+    )
+    return ReplyFormat.json(REFLECTOR_FAMILY, model)
+
+
+_REFLECTION_HINTS = {
+    "strategy": "the missing strategy",
+    "use": "the kind of question it applies to",
+    "boundary": "the kind of question it must not be applied to",
+}
+
+
 def reflector_messages(
-    item: ReaderItem, record: ItemRecord, entries: Sequence[Entry]
+    item: ReaderItem, record: ItemRecord, entries: Sequence[Entry],
+    fmt: ReplyFormat | None = None,
 ) -> tuple[Message, ...]:
     shown = "\n".join(f"- {e.entry_id}: {e.render()}" for e in entries) or "(none)"
     answer = record.answer_text or record.answer or "(no answer it could parse)"
+    fmt = fmt or reflector_format([e.entry_id for e in entries])
     body = REFLECTOR_TASK.format(
         story=item.context.strip(),
         question=item.question,
@@ -607,19 +635,15 @@ def reflector_messages(
         answer=answer,
         gold=item.option_text(item.gold_key()),
         entries=shown,
-        dimensions=", ".join(DIMENSIONS),
         marker=REFLECTOR_MARKER,
+        reply=describe(fmt),
     )
     return (Message("system", REFLECTOR_SYSTEM), Message("user", body))
 
 
-def _field(obj: dict[str, Any], key: str) -> str:
-    v = obj.get(key)
-    if v is None:
-        raise Rejected("missing_field", f"no {key!r}")
-    if not isinstance(v, str):
-        raise Rejected("bad_type", f"{key!r} is a {type(v).__name__}, not a string")
-    v = clean(v)
+def _field(reply: Any, key: str) -> str:
+    v = getattr(reply, key)
+    v = clean(v) if v is not None else ""
     if not v:
         raise Rejected("missing_field", f"{key!r} is empty")
     return v
@@ -633,31 +657,20 @@ def _contains_phrase(text: str, phrase: str) -> bool:
 def parse_reflection(
     text: str, shown: Sequence[str], gold_text: str | None, names: Sequence[str] = ()
 ) -> Reflection:
-    """A :class:`Reflection` from a reply; raises :class:`Rejected` with the reason code."""
+    """A :class:`Reflection` from a reply; raises :class:`Rejected` with the reason code
+    (``malformed_json`` for a reply that breaks :func:`reflector_format`)."""
     try:
-        obj = load_object(text)
-    except ValueError as err:
-        raise Rejected("malformed_json", str(err)) from err
-    if "labels" not in obj:
-        raise Rejected("missing_field", "no 'labels'")
-    labels = obj["labels"]
-    if not isinstance(labels, dict):
-        raise Rejected("bad_type", f"'labels' is a {type(labels).__name__}, not an object")
-    for eid, lab in labels.items():
-        if eid not in shown:
-            raise Rejected("bad_label", f"label for {eid!r}, which was not shown")
-        if lab not in LABELS:
-            raise Rejected("bad_label", f"label {lab!r} for {eid!r} is not one of {LABELS}")
-    strategy = obj.get("strategy")
-    if strategy is None or (isinstance(strategy, str) and not strategy.strip()):
-        return Reflection(dict(labels))
-    strategy, use, boundary = _field(obj, "strategy"), _field(obj, "use"), _field(obj, "boundary")
-    dim = _field(obj, "dimension")
-    if dim not in DIMENSIONS:
-        raise Rejected("unknown_dimension", f"dimension {dim!r} is not one of {DIMENSIONS}")
-    revise = obj.get("revise")
-    if revise is not None and revise not in shown:
-        raise Rejected("bad_revise", f"revise names {revise!r}, which was not shown")
+        reply = reflector_format(shown).parse(text)
+    except ReplyError as err:
+        raise Rejected("malformed_json", err.reason) from err
+    labels = reply.labels.model_dump()
+    if reply.strategy is None or not reply.strategy.strip():
+        return Reflection(labels)
+    strategy, use, boundary = (_field(reply, "strategy"), _field(reply, "use"),
+                               _field(reply, "boundary"))
+    if reply.dimension is None:
+        raise Rejected("missing_field", "a strategy needs its dimension")
+    dim, revise = str(reply.dimension), reply.revise
     written = f"{strategy} {use} {boundary}"
     if gold_text and _contains_phrase(written, gold_text):
         raise Rejected("names_gold", f"writes the gold answer {gold_text!r}")
@@ -865,6 +878,7 @@ def distil(
     temperature: float = 0.0,
     max_tokens: int = 400,
     seed: int = 0,
+    structured: bool = True,
 ) -> tuple[ExperienceStore, DistilLog]:
     """Distil strategies from development items (§5.5.1); the input store is not changed.
 
@@ -894,9 +908,11 @@ def distil(
             for i, r in enumerate(records)
             if r.correct is not True or (reflect_correct and guidance[i])
         ]
-        reqs = [
-            Request(reflector_messages(items[i], records[i], guidance[i]), params) for i in todo
-        ]
+        reqs = []
+        for i in todo:
+            fmt = reflector_format([e.entry_id for e in guidance[i]])
+            reqs.append(Request(reflector_messages(items[i], records[i], guidance[i], fmt),
+                                params, fmt, structured))
         outs = backend.generate(reqs) if reqs else []
         rejected = 0
         for i, cs in zip(todo, outs, strict=True):

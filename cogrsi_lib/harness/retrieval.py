@@ -27,19 +27,20 @@ utilities into a new retriever (suppressed notes, reweighted notes and categorie
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from cogrsi_lib.harness.embedding import Embedder, cosine
 from cogrsi_lib.harness.skills import ASKED_VARIABLES, load_yaml_list
 from cogrsi_lib.harness.taxonomy import FAMILIES
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, describe, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request
 from cogrsi_lib.reader.items import ReaderItem
 
@@ -99,7 +100,7 @@ KnowledgeType = Literal["norm", "convention", "pragmatics", "cognition"]
 KNOWLEDGE_TYPES: tuple[str, ...] = ("norm", "convention", "pragmatics", "cognition")
 
 Decision = Literal["inject", "no_category", "empty_pool", "below_threshold"]
-PredictionStatus = Literal["ok", "none", "unknown", "unparsed"]
+PredictionStatus = Literal["ok", "none", "unparsed"]
 
 #: default gate threshold on the cosine of all-MiniLM-L6-v2 between question+options and a note.
 #: Measured on the shipped notes: 20 off-topic questions (arithmetic, geography, science) reach
@@ -226,15 +227,14 @@ def categories_for_variable(variable: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class CategoryPrediction:
-    """The predicted categories of one item. ``status``: ``ok`` (at least one known name),
-    ``none`` (the reply said none), ``unknown`` (only names outside the taxonomy), ``unparsed``
-    (no well-formed ``Categories:`` line). ``dropped`` are the unknown names. Unpacks as
+    """The predicted categories of one item. ``status``: ``ok`` (at least one category) or
+    ``none`` (the reply names none), or ``unparsed`` (the reply breaks its format, see
+    :func:`categories_format`; ``reason`` says how). Unpacks as
     ``(categories, status, raw)``."""
 
     categories: tuple[str, ...]
     status: PredictionStatus
     raw: str
-    dropped: tuple[str, ...] = ()
     reason: str = ""
     ledger: CallLedger = field(default_factory=CallLedger, compare=False)
 
@@ -242,39 +242,27 @@ class CategoryPrediction:
         return iter((self.categories, self.status, self.raw))
 
 
-_CATEGORIES_LINE = re.compile(r"^\W*categor(?:y|ies)\s*[:：]\s*(?P<value>.*?)\s*$", re.I | re.M)
-_EDGES = string.punctuation.replace("_", "") + " \t\"'“”‘’`*"
+CATEGORIES_FAMILY = "harness.categories"
+#: the most categories one prediction may name
+MAX_CATEGORIES = 3
 
 
-def _name(value: str) -> str:
-    return re.sub(r"[\s\-]+", "_", value.strip().strip(_EDGES).strip().lower())
+def categories_format() -> ReplyFormat:
+    """The category reply: a list of at most three category names of the taxonomy (an
+    empty list when the story alone settles the question)."""
+    model = reply_model("Categories", categories=(
+        list[enum_of(list(CATEGORIES))],  # type: ignore[valid-type]
+        Field(max_length=MAX_CATEGORIES, description="categories of social knowledge")))
+    return ReplyFormat.json(CATEGORIES_FAMILY, model)
 
 
 def parse_categories(reply: str) -> CategoryPrediction:
-    """Strict parse of ``Categories: a, b`` / ``Categories: none`` (all such lines must agree;
-    names are matched ignoring case, with spaces or hyphens for underscores, split on commas
-    or semicolons). Unknown names are dropped and kept in ``dropped``; nothing is guessed."""
-    values = [m.group("value") for m in _CATEGORIES_LINE.finditer(reply)]
-    if not values:
-        return CategoryPrediction((), "unparsed", reply, reason="no 'Categories:' line")
-    lists: list[tuple[str, ...]] = []
-    for v in values:
-        names = tuple(dict.fromkeys(n for n in map(_name, re.split(r"[,;]", v)) if n))
-        if not names:
-            return CategoryPrediction((), "unparsed", reply, reason="empty 'Categories:' line")
-        lists.append(names)
-    if len({frozenset(n) for n in lists}) > 1:
-        return CategoryPrediction((), "unparsed", reply, reason="conflicting 'Categories:' lines")
-    names = lists[0]
-    if "none" in names:
-        if len(names) > 1:
-            return CategoryPrediction((), "unparsed", reply, reason="'none' with categories")
-        return CategoryPrediction((), "none", reply)
-    known = tuple(n for n in names if n in CATEGORIES)
-    dropped = tuple(n for n in names if n not in CATEGORIES)
-    if not known:
-        return CategoryPrediction((), "unknown", reply, dropped, "no category of the taxonomy")
-    return CategoryPrediction(known, "ok", reply, dropped)
+    """Strict parse against :func:`categories_format` (a name given twice counts once)."""
+    try:
+        names = tuple(dict.fromkeys(categories_format().parse(reply).categories))
+    except ReplyError as err:
+        return CategoryPrediction((), "unparsed", reply, reason=err.reason)
+    return CategoryPrediction(names, "ok" if names else "none", reply)
 
 
 CATEGORY_SYSTEM = (
@@ -299,8 +287,8 @@ def category_messages(item: ReaderItem, *, include_story: bool = True) -> list[M
     user = (
         f"{story}{question_block(item)}\n\nCategories:\n{menu}\n\n"
         "Which categories of social knowledge could help answer the question? Name at most "
-        "three, or none if the story alone settles it. Reply with exactly one line:\n"
-        "Categories: <name>, <name>\nor\nCategories: none"
+        "three, or none ([]) if the story alone settles it. "
+        f"{describe(categories_format())}"
     )
     return [Message("system", CATEGORY_SYSTEM), Message("user", user)]
 
@@ -312,12 +300,16 @@ def predict_categories(
     include_story: bool = True,
     max_tokens: int = 48,
     seed: int = 0,
+    structured: bool = True,
 ) -> list[CategoryPrediction]:
     """``L(x)`` by the model: one greedy call per item, all in one batch; each prediction
     carries its call in ``ledger`` (role ``rag_categories``). See :func:`parse_categories`."""
+    fmt = categories_format()
     reqs = [
         Request.of(
             category_messages(it, include_story=include_story),
+            reply=fmt,
+            structured=structured,
             n=1,
             temperature=0.0,
             max_tokens=max_tokens,
@@ -334,11 +326,10 @@ def predict_categories(
 
 
 def prediction_counts(predictions: Iterable[CategoryPrediction]) -> dict[str, int]:
-    """How many predictions had each status, and how many unknown names were dropped."""
-    counts = {"ok": 0, "none": 0, "unknown": 0, "unparsed": 0, "dropped_names": 0}
+    """How many predictions had each status."""
+    counts = {"ok": 0, "none": 0, "unparsed": 0}
     for p in predictions:
         counts[p.status] += 1
-        counts["dropped_names"] += len(p.dropped)
     return counts
 
 

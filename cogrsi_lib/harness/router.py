@@ -1,39 +1,40 @@
 """PRISM's router, boundary control and routing diagnostics (zing-social-mind-report §5.3.3).
 
 Routing is two calls per item (eq. 4): the first names the asked mental variable from the
-question and its options alone (never the story), replying ``Variable: <name>``; the second
-picks one skill among the candidates for that variable, shown with their target variable and
-triggers, replying ``Skill: <id>``. Each step is one batched ``backend.generate`` call over
-all items. A reply that does not parse is kept with its raw text and gives the route status
-``unparsed`` (the caller then answers without a skill); it is never mapped to the nearest
-name. A skill that self-exits (its answering reply is ``EXIT``, :func:`is_self_exit`) is
-removed from the pool and the item rerouted among the rest (eq. 5), at most ``max_reroutes``
-times. :func:`routing_metrics` scores routes and answers by eq. 6.
+question and its options alone (never the story), replying ``{"variable": <name>}``
+(family ``harness.route.variable``); the second picks one skill among the candidates for that
+variable, shown with their target variable and triggers, replying ``{"skill": <id>}`` (family
+``harness.route.skill``, the candidates' ids only). Each step is one batched
+``backend.generate`` call over all items. A reply that breaks its format is kept with its raw
+text and gives the route status ``unparsed`` (the caller then answers without a skill); it is
+never mapped to the nearest name. A skill that self-exits (its draft answers ``EXIT``,
+:func:`is_self_exit`) is removed from the pool and the item rerouted among the rest (eq. 5), at
+most ``max_reroutes`` times. :func:`routing_metrics` scores routes and answers by eq. 6.
 """
 
 from __future__ import annotations
 
 import copy
-import re
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pydantic import Field
 
 from cogrsi_lib.harness.skills import ASKED_VARIABLES, Skill, SkillLibrary, load_library
 from cogrsi_lib.harness.taxonomy import Annotation
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, describe, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request
 from cogrsi_lib.reader.items import ReaderItem
 
 StepStatus = Literal["ok", "unparsed"]
 RouteStatus = Literal["ok", "unparsed", "no_candidate", "exhausted"]
 
-_VARIABLE_LINE = re.compile(r"^\W*variable\s*[:：]\s*(?P<value>.*?)\s*$", re.I | re.M)
-_SKILL_LINE = re.compile(r"^\W*skill(?:\s+id)?\s*[:：]\s*(?P<value>.*?)\s*$", re.I | re.M)
-_EDGES = string.punctuation.replace("_", "").replace("-", "") + " \t\"'“”‘’`*"
-_EXIT_EDGES = string.punctuation + string.whitespace + "“”‘’"
+VARIABLE_FAMILY, SKILL_FAMILY = "harness.route.variable", "harness.route.skill"
+#: the answer a skill's draft gives to exit (the self-exit signal)
+EXIT = "EXIT"
 
 VARIABLE_SYSTEM = (
     "You read a question about a story and name the mental variable it asks about. "
@@ -85,33 +86,32 @@ class Route:
         }
 
 
-def _clean(value: str) -> str:
-    return value.strip().strip(_EDGES).strip()
+def variable_format() -> ReplyFormat:
+    """Step 1's reply: one of the asked variables, by name."""
+    model = reply_model("RouteVariable",
+                        variable=(enum_of(list(ASKED_VARIABLES)), Field()))
+    return ReplyFormat.json(VARIABLE_FAMILY, model)
+
+
+def skill_format(ids: Sequence[str]) -> ReplyFormat:
+    """Step 2's reply: the id of one of the candidates shown."""
+    return ReplyFormat.json(SKILL_FAMILY, reply_model("RouteSkill", skill=(enum_of(ids), Field())))
 
 
 def parse_variable(reply: str) -> str | None:
-    """The variable named by ``Variable: <name>`` lines (all must agree), or None.
-    Names match ignoring case, with spaces or hyphens for underscores."""
-    values = [_clean(m.group("value")) for m in _VARIABLE_LINE.finditer(reply)]
-    values = [v for v in values if v]
-    if not values:
+    """The variable a reply names, or None when it breaks the format."""
+    try:
+        return str(variable_format().parse(reply).variable)
+    except ReplyError:
         return None
-    names = {re.sub(r"[\s\-]+", "_", v.lower()) for v in values}
-    if len(names) != 1:
-        return None
-    name = names.pop()
-    return name if name in ASKED_VARIABLES else None
 
 
 def parse_skill_choice(reply: str, allowed: Sequence[str]) -> str | None:
-    """The skill id named by ``Skill: <id>`` lines (all must agree), if it is one of
-    ``allowed`` (ignoring case); None otherwise."""
-    by_lower = {a.lower(): a for a in allowed}
-    picks = {_clean(m.group("value")).lower() for m in _SKILL_LINE.finditer(reply)}
-    picks.discard("")
-    if len(picks) != 1:
+    """The skill id a reply names, if it is one of ``allowed``; None otherwise."""
+    try:
+        return str(skill_format(allowed).parse(reply).skill)
+    except ReplyError:
         return None
-    return by_lower.get(picks.pop())
 
 
 def _question_block(item: ReaderItem) -> str:
@@ -128,8 +128,7 @@ def variable_messages(item: ReaderItem) -> list[Message]:
     menu = "\n".join(f"- {name}: {desc}" for name, (_, desc) in ASKED_VARIABLES.items())
     user = (
         f"{_question_block(item)}\n\nMental variables:\n{menu}\n\n"
-        "Which variable does the question ask about? Reply with exactly one line:\n"
-        "Variable: <name>"
+        f"Which variable does the question ask about? {describe(variable_format())}"
     )
     return [Message("system", VARIABLE_SYSTEM), Message("user", user)]
 
@@ -145,7 +144,7 @@ def skill_messages(item: ReaderItem, variable: str, candidates: Sequence[Skill])
     user = (
         f"Story:\n{item.context}\n\n{_question_block(item)}\n\n"
         f"Asked variable: {variable}\n\nSkills:\n{menu}\n\n"
-        "Which skill fits best? Reply with exactly one line:\nSkill: <id>"
+        f"Which skill fits best? {describe(skill_format([s.id for s in candidates]))}"
     )
     return [Message("system", SKILL_SYSTEM), Message("user", user)]
 
@@ -161,6 +160,7 @@ class Router:
         max_reroutes: int = 2,
         max_tokens: int = 32,
         seed: int = 0,
+        structured: bool = True,
     ) -> None:
         if max_reroutes < 0:
             raise ValueError("max_reroutes must be >= 0")
@@ -169,16 +169,19 @@ class Router:
         self.max_reroutes = max_reroutes
         self.max_tokens = max_tokens
         self.seed = seed
+        self.structured = structured
 
-    def _request(self, messages: list[Message]) -> Request:
+    def _request(self, messages: list[Message], fmt: ReplyFormat) -> Request:
         return Request.of(
-            messages, n=1, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed
+            messages, reply=fmt, structured=self.structured, n=1, temperature=0.0,
+            max_tokens=self.max_tokens, seed=self.seed,
         )
 
     def route(self, items: Sequence[ReaderItem]) -> list[Route]:
         """One route per item: the variable call for all items, then the skill call for
         those whose variable parsed and has candidates."""
-        outs = self.backend.generate([self._request(variable_messages(it)) for it in items])
+        fmt = variable_format()
+        outs = self.backend.generate([self._request(variable_messages(it), fmt) for it in items])
         routes: list[Route] = []
         for it, cs in zip(items, outs, strict=True):
             text = cs[0].text
@@ -229,7 +232,8 @@ class Router:
             asks.append((it, r, cands))
         if not asks:
             return
-        reqs = [self._request(skill_messages(it, r.variable or "", c)) for it, r, c in asks]
+        reqs = [self._request(skill_messages(it, r.variable or "", c),
+                              skill_format([s.id for s in c])) for it, r, c in asks]
         outs = self.backend.generate(reqs)
         for (_, r, cands), cs in zip(asks, outs, strict=True):
             text = cs[0].text
@@ -253,15 +257,15 @@ def support_block(skill: Skill) -> str:
         f"Does not apply when: {skill.negative_trigger}\n"
         f"Workflow:\n{steps}\n"
         f"Failure check: {skill.failure_check}\n"
-        f"Self-exit: {skill.self_exit.rstrip('.')}. If that holds, reply exactly EXIT and "
-        "nothing else; otherwise follow the workflow and answer as instructed."
+        f"Self-exit: {skill.self_exit.rstrip('.')}. If that holds, give {EXIT} as your "
+        "answer; otherwise follow the workflow and answer as instructed."
     )
 
 
-def is_self_exit(reply_text: str) -> bool:
-    """Whether a reply is the self-exit signal: ``EXIT`` alone, ignoring case, surrounding
-    whitespace and punctuation (``exit.``, ``**EXIT**``); anything more is not an exit."""
-    return reply_text.strip(_EXIT_EDGES).casefold() == "exit"
+def is_self_exit(answer: str | None) -> bool:
+    """Whether a draft's parsed answer is the self-exit signal :data:`EXIT` (a free-text
+    answer is compared as the reader normalises it)."""
+    return answer is not None and answer.casefold() == EXIT.casefold()
 
 
 # ------------------------------------------------------------------------------- metrics

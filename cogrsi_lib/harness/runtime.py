@@ -10,7 +10,8 @@ A :class:`HarnessSystem` wraps a frozen backend. Per item it
    past its gate (:mod:`retrieval`);
 2. composes one prompt: the story first, then each support block labelled as support;
 3. drafts one greedy direct answer (the report's protocol: temperature 0, one prediction);
-4. validates: the answer must parse strictly; a draft that is the skill's self-exit reroutes
+4. validates: the answer must parse strictly; a draft whose answer is the skill's self-exit
+   (:data:`~cogrsi_lib.harness.router.EXIT`, an extra value of the draft's format) reroutes
    the item (eq. 5) and drafts again, at most ``max_reroutes`` times, then answers without a
    skill.
 
@@ -32,7 +33,7 @@ from cogrsi_lib.harness.retrieval import (
     load_notes,
     predict_categories,
 )
-from cogrsi_lib.harness.router import Route, Router, is_self_exit, support_block
+from cogrsi_lib.harness.router import EXIT, Route, Router, is_self_exit, support_block
 from cogrsi_lib.harness.skills import ASKED_VARIABLES, SkillLibrary, load_library
 from cogrsi_lib.harness.state_memory import StateMemory
 from cogrsi_lib.harness.taxonomy import DIMENSION_FAMILY
@@ -41,6 +42,7 @@ from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.types import Request, SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.prompts import read_answer
 from cogrsi_lib.reader.records import ItemRecord, PerceptionRecord, new_record
 from cogrsi_lib.reader.system import parse_samples
 from cogrsi_lib.reader.views import plain_view
@@ -59,6 +61,8 @@ ABLATIONS: dict[str, tuple[str, ...]] = {
 }
 
 _FAMILY_DIMENSION = {fam: dim for dim, fam in DIMENSION_FAMILY.items()}
+#: the family of a draft whose skill may self-exit (a direct answer that may also be EXIT)
+DRAFT_FAMILY = "harness.draft"
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class HarnessConfig:
     max_reroutes: int = 1
     state_witnesses: str = "presence"
     seed: int = 0
+    structured: bool = True
 
     def __post_init__(self) -> None:
         bad = [m for m in self.modules if m not in MODULES]
@@ -130,7 +135,8 @@ class HarnessSystem:
             raise ValueError("experience memory and retrieval need an embedder")
         self.router = (
             Router(backend, library or load_library(), max_reroutes=self.config.max_reroutes,
-                   max_tokens=self.config.route_max_tokens, seed=self.config.seed)
+                   max_tokens=self.config.route_max_tokens, seed=self.config.seed,
+                   structured=self.config.structured)
             if "skills" in mods else None
         )  # fmt: skip
         self.selector = (
@@ -150,7 +156,8 @@ class HarnessSystem:
                 fam = ASKED_VARIABLES[r.variable][0] if r.variable in ASKED_VARIABLES else None
                 out.append(_FAMILY_DIMENSION.get(fam) if fam else None)
             return out
-        preds = predict_dimension(items, self.backend, seed=self.config.seed, ledgers=ledgers)
+        preds = predict_dimension(items, self.backend, seed=self.config.seed, ledgers=ledgers,
+                                  structured=self.config.structured)
         return [p.dimension for p in preds]
 
     def _categories(self, items, routes, ledgers) -> list[tuple[str, ...]]:
@@ -160,30 +167,33 @@ class HarnessSystem:
                 categories_for_variable(r.variable) if r.variable in ASKED_VARIABLES else ()
                 for r in routes
             ]
-        preds = predict_categories(items, self.backend, seed=self.config.seed)
+        preds = predict_categories(items, self.backend, seed=self.config.seed,
+                                   structured=self.config.structured)
         for led, p in zip(ledgers, preds, strict=True):
             merge_ledger(led, p.ledger)
         return [tuple(p.categories) for p in preds]
 
     # ----------------------------------------------------------------- drafts
-    def _draft(self, items, supports, skills):
+    def _draft(self, items, supports, skills) -> tuple[list[Request], list]:
+        """One direct answer per item; with a skill, :data:`EXIT` is also an answer."""
         params = SamplingParams(
             n=1, temperature=0.0, max_tokens=self.config.answer_max_tokens, seed=self.config.seed
         )
         reqs = []
         for it, sup, sk in zip(items, supports, skills, strict=True):
             blocks = ([support_block(sk)] if sk is not None else []) + [b for b in sup if b]
-            preamble = ""
             view = plain_view(it)
             if blocks:
                 view += "\n\nSupport (never overrides the story):\n\n" + "\n\n".join(blocks)
-            reqs.append(
-                Request(
-                    prompts.answer_messages(it, view, think=prompts.THINK_NONE, preamble=preamble),
-                    params,
-                )
-            )
-        return self.backend.generate(reqs)
+            fmt = None
+            if sk is not None:
+                fmt = prompts.answer_format(it, prompts.THINK_NONE, params.max_tokens,
+                                            also=(EXIT,), family=DRAFT_FAMILY)
+            reqs.append(prompts.answer_request(
+                it, view, params, think=prompts.THINK_NONE, structured=self.config.structured,
+                fmt=fmt,
+            ))
+        return reqs, self.backend.generate(reqs)
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         items = list(items)
@@ -235,14 +245,16 @@ class HarnessSystem:
         for attempt in range(self.config.max_reroutes + 2):
             skills = [lib[routes[i].skill_id] if lib is not None and routes[i] is not None
                       and routes[i].routed else None for i in pending]  # fmt: skip
-            outs = self._draft([items[i] for i in pending], [supports[i] for i in pending], skills)
+            reqs, outs = self._draft([items[i] for i in pending], [supports[i] for i in pending],
+                                     skills)
             exited: list[int] = []
-            for i, sk, cs in zip(pending, skills, outs, strict=True):
-                if sk is not None and is_self_exit(cs[0].text):
+            for i, sk, req, cs in zip(pending, skills, reqs, outs, strict=True):
+                if sk is not None and is_self_exit(read_answer(items[i], req.reply,
+                                                               cs[0].text).value):
                     ledgers[i].add("draft_exit", cs)
                     exited.append(i)
                     continue
-                s, a = parse_samples(items[i], "harness", cs, ledgers[i], "draft")
+                s, a = parse_samples(items[i], "harness", req, cs, ledgers[i], "draft")
                 rec = recs[i]
                 rec.samples = s
                 rec.answer, rec.status = a[0], "ok" if a[0] is not None else "unparsed"

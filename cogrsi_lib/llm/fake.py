@@ -8,8 +8,10 @@ asked for is logged in ``jobs`` (in order) and every ``complete`` batch in ``bat
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from cogrsi_lib.llm.backend import Backend, count_words
 from cogrsi_lib.llm.types import Completion, Job
@@ -20,6 +22,25 @@ Responder = Callable[[Job], str]
 def prompt_text(job: Job) -> str:
     """All message contents of a job's request, joined by newlines."""
     return "\n".join(m.content for m in job.request.messages)
+
+
+def json_reply(job: Job, values: Mapping[str, Any]) -> str:
+    """A scripted model's JSON reply in the form the job's reply format declares: the
+    declared keys in the declared order (keys the format lacks are dropped, so one script
+    serves reasoned and direct prompts alike), strings clipped to their declared length,
+    compact as a constrained model writes it."""
+    fmt = job.request.reply
+    if fmt is None or fmt.kind != "json":
+        raise ValueError("json_reply needs a request with a JSON reply format")
+    props = fmt.schema()["properties"]
+    out: dict[str, Any] = {}
+    for key, spec in props.items():
+        if key in values:
+            v = values[key]
+            if isinstance(v, str) and "maxLength" in spec:
+                v = v[: spec["maxLength"]]
+            out[key] = v
+    return json.dumps(out, separators=(",", ":"))
 
 
 class ScriptedBackend(Backend):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import typing
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -58,10 +59,11 @@ class ReplyFormat:
     constraint (the JSON schema, the JSON list of choices, or the regex).
     """
 
-    __slots__ = ("family", "kind", "spec", "model", "_regex")
+    __slots__ = ("family", "kind", "spec", "model", "fences", "_regex")
 
     def __init__(
-        self, family: str, kind: Kind, spec: str, model: type[BaseModel] | None = None
+        self, family: str, kind: Kind, spec: str, model: type[BaseModel] | None = None,
+        fences: bool = True,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"reply format kind must be one of {KINDS}, not {kind!r}")
@@ -71,15 +73,17 @@ class ReplyFormat:
         self.kind = kind
         self.spec = spec
         self.model = model
+        self.fences = fences
         self._regex = re.compile(spec, re.S) if kind == "regex" else None
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
-    def json(cls, family: str, model: type[BaseModel]) -> ReplyFormat:
-        """A JSON reply validated by ``model`` (build it with :func:`reply_model`)."""
+    def json(cls, family: str, model: type[BaseModel], *, fences: bool = True) -> ReplyFormat:
+        """A JSON reply validated by ``model`` (build it with :func:`reply_model`);
+        ``fences``: whether one fenced block that is the whole reply is read as its JSON."""
         schema = model.model_json_schema()
         # not canonical_json: the order of "properties" is the order the model writes them
-        return cls(family, "json", json.dumps(schema, separators=(",", ":")), model)
+        return cls(family, "json", json.dumps(schema, separators=(",", ":")), model, fences)
 
     @classmethod
     def choice(cls, family: str, choices: Sequence[str]) -> ReplyFormat:
@@ -127,7 +131,7 @@ class ReplyFormat:
             if m is None:
                 raise ReplyError(f"reply does not have the {self.family} form")
             return m
-        return validate_json(body, self.model)  # type: ignore[arg-type]
+        return validate_json(body, self.model, self.fences)  # type: ignore[arg-type]
 
     def ok(self, text: object) -> bool:
         """Whether ``text`` parses."""
@@ -138,8 +142,8 @@ class ReplyFormat:
         return True
 
     # -- identity -----------------------------------------------------------------------------
-    def _key(self) -> tuple[str, str, str]:
-        return (self.family, self.kind, self.spec)
+    def _key(self) -> tuple[str, str, str, bool]:
+        return (self.family, self.kind, self.spec, self.fences)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ReplyFormat) and self._key() == other._key()
@@ -168,11 +172,11 @@ def _no_constant(name: str) -> Any:
     raise _Duplicate(f"non-finite number {name}")
 
 
-def load_json(text: str) -> Any:
-    """One JSON value: the whole text, or one fenced block that is the whole text; no
-    duplicate keys and no NaN/Infinity. Raises :class:`ReplyError`."""
+def load_json(text: str, fences: bool = True) -> Any:
+    """One JSON value: the whole text, or (``fences``) one fenced block that is the whole
+    text; no duplicate keys and no NaN/Infinity. Raises :class:`ReplyError`."""
     body = text.strip()
-    m = _FENCE.fullmatch(body)
+    m = _FENCE.fullmatch(body) if fences else None
     if m:
         body = m.group("body").strip()
     try:
@@ -183,9 +187,9 @@ def load_json(text: str) -> Any:
         raise ReplyError(f"not one JSON value ({err.msg} at char {err.pos})") from None
 
 
-def validate_json(text: str, model: type[BaseModel]) -> BaseModel:
+def validate_json(text: str, model: type[BaseModel], fences: bool = True) -> BaseModel:
     """``text`` as an instance of ``model`` (strict); raises :class:`ReplyError`."""
-    obj = load_json(text)
+    obj = load_json(text, fences)
     if not isinstance(obj, dict):
         raise ReplyError(f"a JSON {type(obj).__name__}, not an object")
     try:
@@ -204,13 +208,38 @@ def reply_model(name: str, **fields: tuple[Any, Any]) -> type[BaseModel]:
     """A strict reply model with fields in the given order (``name=(type, Field(...))``);
     models with the same name and fields are built once. Field order is the order a
     constrained model writes them, so put a reasoning field before the answer."""
-    key = repr((name, [(k, tp, info) for k, (tp, info) in fields.items()]))
+    key = repr((name, [(k, _type_key(tp), info) for k, (tp, info) in fields.items()]))
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:
             model = create_model(name, __base__=ReplyModel, **fields)  # type: ignore[call-overload]
             _MODELS[key] = model
     return model
+
+
+def _type_key(tp: Any) -> Any:
+    """A field type as a cache key: a nested reply model by identity (its repr names only
+    the class), generics by their parts."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return ("model", tp.__name__, id(tp))
+    args = typing.get_args(tp)
+    if args:
+        return (repr(typing.get_origin(tp)), tuple(_type_key(a) for a in args))
+    return repr(tp)
+
+
+def reasoned_model(
+    name: str, max_tokens: int, description: str, *, key: str = "reasoning",
+    **fields: tuple[Any, Any],
+) -> type[BaseModel]:
+    """A reply model whose first field ``key`` is a bounded reasoning step, followed by
+    ``fields``. The bound (:func:`reasoning_chars`) leaves room for the rest of the reply, so a
+    reply always fits ``max_tokens``."""
+    rest = _json_chars(reply_model(f"{name}Rest", **fields).model_json_schema())
+    reserved = (rest or 0) + len(json.dumps(key)) + 4  # the key, quotes, comma, end token
+    first = (str, Field(max_length=reasoning_chars(max_tokens, reserved),
+                        description=description))
+    return reply_model(name, **{key: first}, **fields)
 
 
 def enum_of(values: Sequence[Any]) -> Any:
@@ -221,9 +250,10 @@ def enum_of(values: Sequence[Any]) -> Any:
     return Literal[vals]  # type: ignore[valid-type]
 
 
-def text_field(max_chars: int, min_chars: int = 0) -> Any:
+def text_field(max_chars: int, min_chars: int = 0, description: str = "") -> Any:
     """A bounded string field (``Field(min_length, max_length)``)."""
-    return Field(min_length=min_chars, max_length=max(min_chars, max_chars))
+    return Field(min_length=min_chars, max_length=max(min_chars, max_chars),
+                 description=description or None)
 
 
 # -- what each server API is sent ------------------------------------------------------------------
@@ -255,12 +285,112 @@ def openai_response_format(fmt: ReplyFormat) -> dict[str, Any]:
                                                    "strict": True}}
 
 
+# -- the format in words, for the prompt ----------------------------------------------------------
+def describe(fmt: ReplyFormat, hint: str = "") -> str:
+    """The reply instruction a prompt shows, derived from the format itself: a JSON skeleton
+    with each field's description and bounds, or the list of choices. A regex has no
+    readable form; its family passes ``hint`` (an example of the form)."""
+    if fmt.kind == "json":
+        return f"Reply with one JSON object and nothing else: {_skeleton(fmt.schema())}"
+    if fmt.kind == "choice":
+        return "Reply with exactly one of: " + ", ".join(fmt.choices())
+    if not hint:
+        raise ValueError(f"{fmt.family}: a regex format needs a hint to describe it")
+    return hint
+
+
+def _alternatives(values: Sequence[Any]) -> str:
+    return " | ".join(json.dumps(v) for v in values)
+
+
+def _skeleton(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
+    defs = schema.get("$defs", defs or {})
+    if "$ref" in schema:
+        return _skeleton(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "anyOf" in schema:
+        desc = {"description": schema["description"]} if "description" in schema else {}
+        return " | ".join(_skeleton({**desc, **s}, defs) for s in schema["anyOf"])
+    desc = schema.get("description", "")
+    if "enum" in schema:
+        return _alternatives(schema["enum"])
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        inner = ", ".join(f'"{k}": {_skeleton(v, defs)}' for k, v in props.items())
+        return "{" + inner + "}"
+    if kind == "array":
+        item = _skeleton(schema.get("items", {}), defs)
+        most = schema.get("maxItems")
+        return f"[{item}, ...]" + (f" (at most {most})" if most is not None else "")
+    if kind == "string":
+        bound = f", at most {schema['maxLength']} characters" if "maxLength" in schema else ""
+        return f'"<{desc or "text"}{bound}>"'
+    if kind in ("number", "integer"):
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        rng = f" from {lo} to {hi}" if lo is not None and hi is not None else ""
+        noun = "a whole number" if kind == "integer" else "a number"
+        return f"<{desc + ': ' if desc else ''}{noun}{rng}>"
+    if kind == "null":
+        return "null"
+    if kind == "boolean":
+        return "true or false"
+    return f"<{desc or 'value'}>"
+
+
 # -- length budgets ------------------------------------------------------------------------------
 #: characters of a compact JSON reply's free text per token of the output cap. A token of
 #: this byte-level vocabulary covers at least one ASCII character, so a budget of one character
 #: per token cannot overrun; English prose averages about four. Two leaves a margin for
 #: digits (one token each) while using the cap.
 CHARS_PER_TOKEN = 2
+
+
+#: the longest compact JSON number xgrammar writes for a bounded number field
+NUMBER_CHARS = 24
+
+
+def max_chars(fmt: ReplyFormat) -> int | None:
+    """An upper bound on the length in characters of any reply the format allows (compact
+    JSON, ASCII text), or None when it is unbounded (a string, array or regex without a
+    bound). A byte-level token covers at least one ASCII character, so this many tokens
+    (plus the end token) always suffice."""
+    if fmt.kind == "choice":
+        return max(len(c) for c in fmt.choices())
+    if fmt.kind == "regex":
+        return None
+    return _json_chars(fmt.schema())
+
+
+def _json_chars(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> int | None:
+    defs = schema.get("$defs", defs or {})
+    if "$ref" in schema:
+        return _json_chars(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "anyOf" in schema:
+        parts = [_json_chars(s, defs) for s in schema["anyOf"]]
+        return None if None in parts else max(p for p in parts if p is not None)
+    if "enum" in schema:
+        return max(len(json.dumps(v, separators=(",", ":"))) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "object":
+        total = 2 + max(0, len(schema.get("properties", {})) - 1)
+        for k, v in schema.get("properties", {}).items():
+            n = _json_chars(v, defs)
+            if n is None:
+                return None
+            total += len(json.dumps(k)) + 1 + n
+        return total
+    if kind == "array":
+        most, item = schema.get("maxItems"), _json_chars(schema.get("items", {}), defs)
+        if most is None or item is None:
+            return None
+        return 2 + most * item + max(0, most - 1)
+    if kind == "string":
+        return 2 + schema["maxLength"] if "maxLength" in schema else None
+    if kind in ("number", "integer"):
+        return NUMBER_CHARS
+    if kind in ("null", "boolean"):
+        return 5
+    return None
 
 
 def reasoning_chars(max_tokens: int, reserved_chars: int, floor: int = 16) -> int:

@@ -6,21 +6,33 @@ a one-sentence diagnosis, an operation (add, revise, retire), an entry number, a
 a rule; the single-principle arm asks for a diagnosis and a whole new principle. The builder
 is never told what makes a rule valid. It samples at temperature 0.7.
 
-Replies are parsed strictly (DESIGN.md): a reply that is not one JSON object (optionally in
-one fenced block), lacks a field, has a field of the wrong type, names an unknown operation or
-entry, writes a rule over the word limit, or names a character or place of the shown stories
-is rejected with a reason code and logged, never repaired.
+The reply format is declared once (:func:`builder_format`, family ``loops.builder`` or
+``loops.builder.principle``): the fields in order, the operation one of add/revise/retire,
+the entry a number of the library or null, and each text bounded so that the reply fits the
+call's token cap. Replies are parsed strictly against it (DESIGN.md); a reply that breaks it
+(``malformed_json``), leaves a text empty, asks to revise or retire without an entry, writes a
+rule over the word limit, or names a character or place of the shown stories is rejected with
+a reason code and logged, never repaired.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import Field
+
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import (
+    CHARS_PER_TOKEN,
+    ReplyError,
+    ReplyFormat,
+    describe,
+    enum_of,
+    reply_model,
+    text_field,
+)
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.loops.library import Artifact, Edit, EditError, RuleLibrary, clean
 from cogrsi_lib.loops.naming import names_in, story_names
@@ -29,9 +41,10 @@ from cogrsi_lib.reader.principles import MAX_RULE_WORDS, MAX_RULES, Rule
 from cogrsi_lib.reader.prompts import options_block
 from cogrsi_lib.reader.records import ItemRecord
 
-#: rejection codes, in the order the checks run
-REJECTIONS = ("malformed_json", "missing_field", "bad_type", "bad_operation", "bad_entry",
-              "too_long", "names_story", "library_full", "no_change")
+#: rejection codes, in the order the checks run (``malformed_json``: the reply breaks the
+#: declared format: not one JSON object, a missing or extra field, a wrong type or value)
+REJECTIONS = ("malformed_json", "missing_field", "bad_operation", "bad_entry", "too_long",
+              "names_story", "library_full", "no_change")
 
 BUILDER_SYSTEM = (
     "You improve the written guidance of a reader that answers questions about stories and "
@@ -49,10 +62,7 @@ The reader, following this library, answered these questions wrongly:
 Propose one change to the library: add a rule, revise an entry, or retire an entry. Each rule \
 reads "When <condition>: <rule>" and has at most {max_words} words. Write general rules: do not \
 name the characters or places of these stories.
-Reply with exactly one JSON object:
-{{"diagnosis": "<one sentence: why the reader failed>", "operation": "add" | "revise" | \
-"retire", "entry": <number of the entry to revise or retire, or null to add>, "condition": \
-"<when the rule applies>", "rule": "<what the reader should conclude>"}}"""
+{marker} {reply}"""
 
 PRINCIPLE_TASK = """Current principle:
 {principle}
@@ -63,11 +73,21 @@ The reader, following this principle, answered these questions wrongly:
 
 Write a new principle for the reader, at most {max_words} words, that would have avoided these \
 errors. Write in general terms: do not name the characters or places of these stories.
-Reply with exactly one JSON object:
-{{"diagnosis": "<one sentence: why the reader failed>", "principle": "<the new principle>"}}"""
+{marker} {reply}"""
 
 #: a marker the scripted backend and tests use to recognise builder prompts
-BUILDER_MARKER = "Reply with exactly one JSON object:"
+BUILDER_MARKER = "Propose your change."
+LIBRARY_FAMILY, PRINCIPLE_FAMILY = "loops.builder", "loops.builder.principle"
+#: the longest texts a builder reply may hold (a 60-word rule is about 400 characters)
+MAX_CHARS = {"diagnosis": 300, "condition": 250, "rule": 450, "principle": 900}
+#: how the reply's text budget is shared when the token cap is the tighter bound
+SHARES = {"diagnosis": 0.2, "condition": 0.25, "rule": 0.55, "principle": 0.8}
+DESCRIPTIONS = {
+    "diagnosis": "one sentence: why the reader failed",
+    "condition": "when the rule applies",
+    "rule": "what the reader should conclude",
+    "principle": "the new principle",
+}
 
 
 @dataclass(frozen=True)
@@ -139,38 +159,48 @@ def render_failure(k: int, f: Failure) -> str:
     return "\n".join(parts)
 
 
+def _text_fields(names: Sequence[str], max_tokens: int, reserved: int) -> dict[str, Any]:
+    budget = max(0, CHARS_PER_TOKEN * max_tokens - reserved)
+    # condition and rule may be empty: a retirement writes neither
+    return {n: (str, text_field(max(16, min(MAX_CHARS[n], int(SHARES[n] * budget))),
+                                int(n in ("diagnosis", "principle")), DESCRIPTIONS[n]))
+            for n in names}
+
+
+def builder_format(artifact: Artifact, max_tokens: int) -> ReplyFormat:
+    """The builder's reply: a diagnosis, then an operation on the library (or a new
+    principle), each text bounded so that the whole reply fits ``max_tokens``."""
+    if not isinstance(artifact, RuleLibrary):
+        texts = _text_fields(("diagnosis", "principle"), max_tokens, 40)
+        return ReplyFormat.json(PRINCIPLE_FAMILY, reply_model("PrincipleEdit", **texts))
+    texts = _text_fields(("diagnosis", "condition", "rule"), max_tokens, 110)
+    entry = (int | None, Field(ge=1, le=max(1, artifact.max_rules),
+                               description="number of the entry to revise or retire, or "
+                                           "null to add"))
+    model = reply_model(
+        "LibraryEdit", diagnosis=texts["diagnosis"],
+        operation=(enum_of(["add", "revise", "retire"]), Field()), entry=entry,
+        condition=texts["condition"], rule=texts["rule"],
+    )
+    return ReplyFormat.json(LIBRARY_FAMILY, model)
+
+
 def builder_messages(artifact: Artifact, group: FailureGroup,
-                     limits: BuilderLimits = BuilderLimits()) -> tuple[Message, ...]:
+                     limits: BuilderLimits = BuilderLimits(),
+                     fmt: ReplyFormat | None = None) -> tuple[Message, ...]:
     """The builder prompt for one failure group."""
+    fmt = fmt or builder_format(artifact, 512)
     failures = "\n\n".join(render_failure(k, f) for k, f in enumerate(group.failures, 1))
     if isinstance(artifact, RuleLibrary):
         body = LIBRARY_TASK.format(
             n=len(artifact), max_rules=artifact.max_rules,
             library=artifact.principle() or "(empty)", failures=failures,
-            max_words=limits.max_rule_words)
+            max_words=limits.max_rule_words, marker=BUILDER_MARKER, reply=describe(fmt))
     else:
         body = PRINCIPLE_TASK.format(principle=artifact.principle() or "(none yet)",
-                                     failures=failures, max_words=limits.principle_words)
+                                     failures=failures, max_words=limits.principle_words,
+                                     marker=BUILDER_MARKER, reply=describe(fmt))
     return (Message("system", BUILDER_SYSTEM), Message("user", body))
-
-
-_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)\n?[ \t]*```", re.S)
-
-
-def load_object(text: str) -> dict[str, Any]:
-    """The reply as one JSON object: the whole reply, or the content of one fenced block that
-    is the whole reply. Raises ``ValueError`` otherwise."""
-    s = text.strip()
-    m = _FENCE.fullmatch(s)
-    if m:
-        s = m.group(1).strip()
-    try:
-        obj = json.loads(s)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"not JSON: {err.msg} at char {err.pos}") from err
-    if not isinstance(obj, dict):
-        raise ValueError(f"a JSON {type(obj).__name__}, not an object")
-    return obj
 
 
 class Rejected(Exception):
@@ -179,29 +209,25 @@ class Rejected(Exception):
         self.reason, self.detail = reason, detail
 
 
-def _text(obj: dict[str, Any], key: str, required: bool = True) -> str:
-    if key not in obj or obj[key] is None:
-        if required:
-            raise Rejected("missing_field", f"no {key!r}")
-        return ""
-    if not isinstance(obj[key], str):
-        raise Rejected("bad_type", f"{key!r} is a {type(obj[key]).__name__}, not a string")
-    value = clean(obj[key])
+def _text(reply: Any, key: str, required: bool = True) -> str:
+    value = clean(getattr(reply, key))
     if required and not value:
         raise Rejected("missing_field", f"{key!r} is empty")
     return value
 
 
 def parse_edit(text: str, artifact: Artifact, names: Sequence[str] = (),
-               limits: BuilderLimits = BuilderLimits()) -> tuple[str, Edit]:
+               limits: BuilderLimits = BuilderLimits(),
+               fmt: ReplyFormat | None = None) -> tuple[str, Edit]:
     """``(diagnosis, edit)`` from a reply; raises :class:`Rejected` with the reason code."""
+    fmt = fmt or builder_format(artifact, 512)
     try:
-        obj = load_object(text)
-    except ValueError as err:
-        raise Rejected("malformed_json", str(err)) from err
-    diagnosis = _text(obj, "diagnosis")
+        reply = fmt.parse(text)
+    except ReplyError as err:
+        raise Rejected("malformed_json", err.reason) from err
+    diagnosis = _text(reply, "diagnosis")
     if not isinstance(artifact, RuleLibrary):
-        principle = _text(obj, "principle")
+        principle = _text(reply, "principle")
         n = len(principle.split())
         if n > limits.principle_reject_words:
             raise Rejected("too_long",
@@ -210,20 +236,12 @@ def parse_edit(text: str, artifact: Artifact, names: Sequence[str] = (),
         if hits:
             raise Rejected("names_story", f"names {', '.join(hits)}")
         return diagnosis, Edit("rewrite", principle=principle)
-    if "operation" not in obj or obj["operation"] is None:
-        raise Rejected("missing_field", "no 'operation'")
-    op = obj["operation"]
-    if not isinstance(op, str) or op.strip().lower() not in ("add", "revise", "retire"):
-        raise Rejected("bad_operation", f"operation {op!r} is not add, revise or retire")
-    op = op.strip().lower()
-    entry = obj.get("entry")
-    if isinstance(entry, bool) or not (entry is None or isinstance(entry, int)):
-        raise Rejected("bad_entry", f"entry {entry!r} is not a number or null")
+    op, entry = reply.operation, reply.entry
     if op in ("revise", "retire") and entry is None:
         raise Rejected("bad_entry", f"{op} needs an entry number")
     writes = op in ("add", "revise")
-    condition = _text(obj, "condition", required=writes)
-    rule = _text(obj, "rule", required=writes)
+    condition = _text(reply, "condition", required=writes)
+    rule = _text(reply, "rule", required=writes)
     if writes:
         words = Rule(condition, rule).words()
         if words > limits.max_rule_words:
@@ -236,12 +254,13 @@ def parse_edit(text: str, artifact: Artifact, names: Sequence[str] = (),
 
 
 def judge_reply(text: str, artifact: Artifact, group: FailureGroup,
-                limits: BuilderLimits = BuilderLimits()) -> BuilderReply:
+                limits: BuilderLimits = BuilderLimits(),
+                fmt: ReplyFormat | None = None) -> BuilderReply:
     """Parse and check one reply against the artifact it would change."""
     names = tuple(sorted(story_names([f.item for f in group.failures], group.records)))
     shown = tuple(f.item.item_id for f in group.failures)
     try:
-        diagnosis, edit = parse_edit(text, artifact, names, limits)
+        diagnosis, edit = parse_edit(text, artifact, names, limits, fmt)
         artifact.apply(edit)
     except Rejected as err:
         return BuilderReply(group.key, text, "rejected", err.reason, err.detail, shown=shown,
@@ -257,28 +276,34 @@ class Builder:
     """One call per failure group, all groups of a round in one batch."""
 
     def __init__(self, backend: Backend, *, limits: BuilderLimits = BuilderLimits(),
-                 temperature: float = 0.7, max_tokens: int = 512, seed: int = 0) -> None:
+                 temperature: float = 0.7, max_tokens: int = 512, seed: int = 0,
+                 structured: bool = True) -> None:
         self.backend = backend
         self.limits = limits
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
+        self.structured = structured
 
     def request(self, artifact: Artifact, group: FailureGroup) -> Request:
         params = SamplingParams(n=1, temperature=self.temperature, max_tokens=self.max_tokens,
                                 seed=self.seed)
-        return Request(builder_messages(artifact, group, self.limits), params)
+        fmt = builder_format(artifact, self.max_tokens)
+        return Request(builder_messages(artifact, group, self.limits, fmt), params, fmt,
+                       self.structured)
 
     def propose(self, artifact: Artifact, groups: Sequence[FailureGroup]) -> list[BuilderReply]:
         """One reply per group, in the groups' order."""
         if not groups:
             return []
-        outs = self.backend.generate([self.request(artifact, g) for g in groups])
+        reqs = [self.request(artifact, g) for g in groups]
+        outs = self.backend.generate(reqs)
         replies = []
-        for g, cs in zip(groups, outs, strict=True):
+        for g, req, cs in zip(groups, reqs, outs, strict=True):
             c = cs[0]
-            r = judge_reply(c.text, artifact, g, self.limits)
+            r = judge_reply(c.text, artifact, g, self.limits, req.reply)
             usage = {"prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
-                     "finish_reason": c.finish_reason, "from_cache": c.from_cache}
+                     "finish_reason": c.finish_reason, "from_cache": c.from_cache,
+                     "structured": c.structured}
             replies.append(BuilderReply(**{**r.__dict__, "usage": usage}))
         return replies

@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyFormat
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.reader.items import ReaderItem
@@ -84,14 +85,26 @@ class ReaderGEPAAdapter:
         return {name: records for name in components_to_update}
 
 
+REFLECTION_FAMILY = "loops.gepa.reflection"
+
+
+def reflection_format(max_tokens: int) -> ReplyFormat:
+    """GEPA's own reply protocol (its proposer reads the text between triple backticks):
+    one fenced block and nothing else, its text bounded to fit ``max_tokens``."""
+    most = max(16, CHARS_PER_TOKEN * max_tokens - 10)
+    return ReplyFormat.regex(REFLECTION_FAMILY, f"```\n[^`]{{1,{most}}}\n```")
+
+
 class BackendLM:
     """GEPA's reflection model: ``prompt -> text`` through a :class:`Backend`."""
 
     def __init__(self, backend: Backend, *, temperature: float = 0.7, max_tokens: int = 2048,
-                 seed: int = 0) -> None:
+                 seed: int = 0, structured: bool = True) -> None:
         self.backend = backend
         self.params = SamplingParams(n=1, temperature=temperature, max_tokens=max_tokens,
                                      seed=seed)
+        self.format = reflection_format(max_tokens)
+        self.structured = structured
         self.calls = 0
 
     def __call__(self, prompt: str | list[dict[str, Any]]) -> str:
@@ -102,7 +115,8 @@ class BackendLM:
                                      else " ".join(p.get("text", "") for p in m["content"]))
                              for m in prompt)
         self.calls += 1
-        return self.backend.generate([Request(messages, self.params)])[0][0].text
+        req = Request(messages, self.params, self.format, self.structured)
+        return self.backend.generate([req])[0][0].text
 
 
 class _Quiet:
@@ -125,7 +139,7 @@ class GEPAOutcome:
 def run_gepa(scorer: Scorer, backend: Backend, trainset: Sequence[ReaderItem],
              valset: Sequence[ReaderItem], *, budget: int, seed: int = 0,
              run_dir: str | Path | None = None, minibatch_size: int = 3,
-             reflection_max_tokens: int = 2048) -> GEPAOutcome:
+             reflection_max_tokens: int = 2048, structured: bool = True) -> GEPAOutcome:
     """Optimise the principle from an empty seed within ``budget`` reader evaluations."""
     ok, why = gepa_available()
     if not ok:
@@ -133,7 +147,7 @@ def run_gepa(scorer: Scorer, backend: Backend, trainset: Sequence[ReaderItem],
     import gepa
 
     adapter = ReaderGEPAAdapter(scorer)
-    lm = BackendLM(backend, max_tokens=reflection_max_tokens, seed=seed)
+    lm = BackendLM(backend, max_tokens=reflection_max_tokens, seed=seed, structured=structured)
     logger = _Quiet()
     result = gepa.optimize(
         seed_candidate={COMPONENT: ""}, trainset=list(trainset), valset=list(valset),

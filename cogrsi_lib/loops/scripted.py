@@ -13,19 +13,20 @@ It recognises each call of the reader and the loops from its prompt and answers:
   principle), with a share of malformed, over-long and story-naming replies;
 - GEPA's reflection: a fenced principle built from :data:`BANK`.
 
-Nothing here is a claim about a real model: it exists so that the engine, the logs, the
-registration and the reports run end to end in seconds.
+Replies take the form each request's reply format declares
+(:func:`~cogrsi_lib.llm.fake.json_reply`). Nothing here is a claim about a real model: it
+exists so that the engine, the logs, the registration and the reports run end to end in
+seconds.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
+from cogrsi_lib.llm.fake import ScriptedBackend, json_reply, prompt_text
 from cogrsi_lib.llm.types import Job
 from cogrsi_lib.loops.builder import BUILDER_MARKER
 from cogrsi_lib.reader.items import ReaderItem
@@ -107,15 +108,16 @@ class ScriptedWorld:
     def __call__(self, job: Job) -> str:
         text = prompt_text(job)
         if "list the characters who perceived" in text:
-            kind, reply = "perception", self._perception(text)
+            kind, reply = "perception", self._perception(job, text)
         elif "Two candidate answers" in text:
-            kind, reply = "arbitration", "The first fits the story.\nAnswer: 1"
+            kind = "arbitration"
+            reply = json_reply(job, {"reason": "The first fits the story.", "choice": 1})
         elif BUILDER_MARKER in text:
-            kind, reply = "builder", self._builder(text, job.seed)
+            kind, reply = "builder", self._builder(job, text, job.seed)
         elif "I provided an assistant with the following instructions" in text:
             kind, reply = "reflection", self._reflection(job.seed)
         else:
-            kind, reply = "answer", self._answer(text, job.seed)
+            kind, reply = "answer", self._answer(job, text, job.seed)
         self.calls[kind] = self.calls.get(kind, 0) + 1
         return reply
 
@@ -132,7 +134,7 @@ class ScriptedWorld:
         lines = tuple(m.group(1) for m in _NUMBERED.finditer(text))
         return self.by_lines.get(lines)
 
-    def _perception(self, text: str) -> str:
+    def _perception(self, job: Job, text: str) -> str:
         it = self._find(text)
         if it is None:
             return "malformed"
@@ -140,12 +142,11 @@ class ScriptedWorld:
         per = it.meta.get("perceivers")
         names = [n for n in it.meta.get("names", ()) if re.search(rf"\b{re.escape(n)}\b",
                                                                  it.context)]
-        out = []
+        out = {}
         for i, line in enumerate(lines, start=1):
-            who = list(per[i - 1]) if per and len(per) == len(lines) else [
+            out[str(i)] = list(per[i - 1]) if per and len(per) == len(lines) else [
                 n for n in names if n in line]
-            out.append(f"{i}: {', '.join(who) if who else 'none'}")
-        return "\n".join(out)
+        return json_reply(job, out)
 
     def effect(self, principle: str, group: str) -> float:
         """The summed effect of the bank rules ``principle`` contains on ``group``."""
@@ -163,32 +164,34 @@ class ScriptedWorld:
         p += self.effect(principle, group)
         return min(0.97, max(0.03, p))
 
-    def _answer(self, text: str, seed: int) -> str:
+    def _answer(self, job: Job, text: str, seed: int) -> str:
         it = self._find(text)
         if it is None or not it.options or it.gold is None:
-            return "I am not sure.\nAnswer: unknown"
+            return "I am not sure."
         m = _PRINCIPLE.search(text)
         principle = m.group(1) if m else ""
         gold = it.gold_key()
         labels = list(it.labels or ())
-        if _u("sample", seed) < self.probability(it, principle):
-            return f"Reasoning done.\nAnswer: {gold}"
-        wrong = [lab for lab in labels if lab != gold]
-        return f"Reasoning done.\nAnswer: {wrong[int(_u('wrong', seed) * len(wrong))]}"
+        pick = gold
+        if _u("sample", seed) >= self.probability(it, principle):
+            wrong = [lab for lab in labels if lab != gold]
+            pick = wrong[int(_u("wrong", seed) * len(wrong))]
+        return json_reply(job, {"reasoning": "Reasoning done.", "answer": pick})
 
     # ------------------------------------------------------------ builder
     def _pick(self, seed: int, salt: str) -> BankRule:
         return self.bank[int(_u(salt, seed) * len(self.bank))]
 
-    def _builder(self, text: str, seed: int) -> str:
+    def _builder(self, job: Job, text: str, seed: int) -> str:
         single = "Write a new principle" in text
         r = _u("kind", seed)
         if r < self.bad_reply_share:
-            return self._bad_reply(text, seed, single)
+            return self._bad_reply(job, text, seed, single)
         if single:
             a, b = self._pick(seed, "p1"), self._pick(seed, "p2")
             body = a.text() if a == b else f"{a.text()} {b.text()}"
-            return json.dumps({"diagnosis": "The reader ignored who saw what.", "principle": body})
+            return json_reply(job, {"diagnosis": "The reader ignored who saw what.",
+                                    "principle": body})
         entries = len(re.findall(r"^\(\d+\) When ", text, re.M))
         rule = self._pick(seed, "rule")
         op, entry = "add", None
@@ -198,9 +201,9 @@ class ScriptedWorld:
                  "operation": op, "entry": entry, "condition": rule.condition, "rule": rule.rule}
         if op == "retire":
             reply.update(condition="", rule="")
-        return json.dumps(reply)
+        return json_reply(job, reply)
 
-    def _bad_reply(self, text: str, seed: int, single: bool) -> str:
+    def _bad_reply(self, job: Job, text: str, seed: int, single: bool) -> str:
         kind = int(_u("bad", seed) * 3)
         if kind == 0:
             return "I think the reader should pay more attention to who was in the room."
@@ -210,9 +213,9 @@ class ScriptedWorld:
                     "Nobody")
         rule = LONG_RULE if kind == 1 else f"assume {name} saw everything that happened."
         if single:
-            return json.dumps({"diagnosis": "Missed events.", "principle": rule})
-        return json.dumps({"diagnosis": "Missed events.", "operation": "add", "entry": None,
-                           "condition": "a character is present", "rule": rule})
+            return json_reply(job, {"diagnosis": "Missed events.", "principle": rule})
+        return json_reply(job, {"diagnosis": "Missed events.", "operation": "add", "entry": None,
+                                "condition": "a character is present", "rule": rule})
 
     def _reflection(self, seed: int) -> str:
         a, b = self._pick(seed, "g1"), self._pick(seed, "g2")

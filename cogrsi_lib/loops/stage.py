@@ -84,6 +84,7 @@ class StageConfig:
     audit: Mapping[str, Any] = field(default_factory=dict)
     noise_sd: float = 2.7
     noise_rounds: int = 100_000
+    structured: bool = True
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], *, pick: bool = False) -> StageConfig:
@@ -153,7 +154,8 @@ def make_backend(cfg: StageConfig, data: StageData) -> Backend:
 
 
 def make_reader(cfg: StageConfig, backend: Backend) -> GroundedReader:
-    return GroundedReader(backend, "none", ReaderConfig(**dict(cfg.reader)))
+    return GroundedReader(backend, "none",
+                          ReaderConfig(**{**dict(cfg.reader), "structured": cfg.structured}))
 
 
 def make_gates(cfg: StageConfig, arm: ArmConfig, scorer: Scorer, data: StageData,
@@ -216,7 +218,8 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
             loop = Loop(arm, settings, seed=seed, scorer=scorer,
                         builder=Builder(backend, limits=limits,
                                         temperature=cfg.builder_temperature,
-                                        max_tokens=cfg.builder_max_tokens, seed=seed),
+                                        max_tokens=cfg.builder_max_tokens, seed=seed,
+                                        structured=cfg.structured),
                         pool=data.pool, run_dir=out / "runs" / arm.name / f"seed{seed}",
                         gates=make_gates(cfg, arm, scorer, data, audit),
                         pair_records=data.gate)
@@ -232,7 +235,8 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
             val, train = dev[: cfg.gepa_val_size], dev[cfg.gepa_val_size:]
             g = run_gepa(Scorer(reader, cfg.batch_size), backend, train, val,
                          budget=cfg.gepa_budget, seed=seed, minibatch_size=cfg.gepa_minibatch,
-                         run_dir=out / "runs" / GEPA / f"seed{seed}")
+                         run_dir=out / "runs" / GEPA / f"seed{seed}",
+                         structured=cfg.structured)
             learned[GEPA] = g.principle
             parts["gepa"].append(g.candidates.with_columns(
                 seed=pl.lit(seed), metric_calls=pl.lit(g.metric_calls),

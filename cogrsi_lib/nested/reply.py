@@ -2,25 +2,39 @@
 
 A reply is exactly one JSON object ``{"answer": <option>, "confidence": <0..1>}``
 (surrounding whitespace allowed; ``confidence`` may be left out, but not null, and is
-read as the probability that the answer is correct).  Anything else is *unparsed*:
-recorded with its reason and scored wrong, never mapped to an option (DESIGN: parse
-strictly).
+read as the probability that the answer is correct).  The format is declared once, by
+:func:`reply_format` (family ``nested.answer``); the same declaration constrains a model's
+decoding and parses its reply.  Anything else is *unparsed*: recorded with its reason and
+scored wrong, never mapped to an option (DESIGN: parse strictly).  Unlike the project's other
+JSON replies, a fenced block is not accepted: this is the frozen reply of the exported
+benchmark, scored the same for every model.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
+from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, enum_of, reply_model
 from cogrsi_lib.nested.items import NestedItem
 
+FAMILY = "nested.answer"
 ANSWER_FORMAT = (
     'Reply with one JSON object and nothing else: {"answer": "<one of the options>", '
     '"confidence": <probability from 0 to 1 that your answer is correct>}.'
 )
+CONFIDENCE = (float, Field(default=None, ge=0, le=1,
+                           description="probability that the answer is correct"))
+
+
+def reply_format(options: Sequence[str], family: str = FAMILY) -> ReplyFormat:
+    """``{"answer": <one of options>, "confidence": <0..1, optional>}``, no fences."""
+    model = reply_model("NestedAnswer", answer=(enum_of(list(options)), Field()),
+                        confidence=CONFIDENCE)
+    return ReplyFormat.json(family, model, fences=False)
 
 
 def prompt(item: NestedItem) -> str:
@@ -42,60 +56,24 @@ class Reply:
         return self.error is None
 
 
-class _Bad(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise _Bad("duplicate key")
-    return dict(pairs)
-
-
-def _no_constant(name: str) -> Any:
-    raise _Bad(f"non-finite number {name}")
-
-
 def parse_reply(text: object, options: Sequence[str]) -> Reply:
     """Parse one raw reply strictly against the item's ``options``."""
-
-    def option(answer: object) -> str:
-        if not isinstance(answer, str) or answer not in options:
-            raise ValueError(f"answer {answer!r} is not one of the options")
-        return answer
-
-    return parse_json_reply(text, option)
+    return read_reply(reply_format(options), text)
 
 
-def parse_json_reply(text: object, read_answer: Callable[[object], str]) -> Reply:
-    """Strict parse of one JSON object with ``answer`` and an optional ``confidence`` in
-    [0, 1]; ``read_answer`` gives the answer's text or raises ValueError with the reason it is
-    not acceptable (an option, a number, ...)."""
-    if not isinstance(text, str):
-        return Reply(error=f"reply is {type(text).__name__}, not text")
+def read_reply(fmt: ReplyFormat, text: object) -> Reply:
+    """A :class:`Reply` by the strict parse of ``fmt`` (an answer and an optional
+    confidence); the answer is given as text (a number in its shortest form)."""
     try:
-        raw = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except _Bad as exc:
-        return Reply(error=str(exc))
-    except json.JSONDecodeError:
-        return Reply(error="not a single JSON value")
-    if not isinstance(raw, dict):
-        return Reply(error="not a JSON object")
-    extra = sorted(set(raw) - {"answer", "confidence"})
-    if extra:
-        return Reply(error=f"unknown key(s) {extra}")
-    if "answer" not in raw:
-        return Reply(error="no 'answer'")
-    try:
-        answer = read_answer(raw["answer"])
-    except ValueError as exc:
-        return Reply(error=str(exc))
-    confidence = raw.get("confidence")
-    if "confidence" in raw:
-        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-            return Reply(error="confidence is not a number")
-        if not (math.isfinite(confidence) and 0 <= confidence <= 1):
-            return Reply(error=f"confidence {confidence!r} is outside [0, 1]")
-        confidence = float(confidence)
-    return Reply(answer=answer, confidence=confidence)
+        r: Any = fmt.parse(text)
+    except ReplyError as err:
+        return Reply(error=err.reason)
+    answer = r.answer if isinstance(r.answer, str) else format_number(float(r.answer))
+    return Reply(answer=answer, confidence=r.confidence)
+
+
+def format_number(x: float) -> str:
+    """A number as answer text: integers without a decimal point, others with up to 4 places."""
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.4f}".rstrip("0").rstrip(".")

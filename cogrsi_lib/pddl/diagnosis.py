@@ -10,7 +10,7 @@ sequences of distinct projected states are equal. Classes of a wrong answer:
 
 * ``parsing/state``: a reply did not parse, or the trace differs from the gold trace;
 * ``reasoning``: the trace is correct, the answer is wrong;
-* ``answer format``: the answer reply did not parse (no ``Answer:`` line naming an option);
+* ``answer format``: the answer reply broke its declared format (``pddl.answer``);
 * ``unverified``: no gold trace (benchmark items) and nothing flagged; a rejected action or a
   parse failure still marks such an item ``parsing/state``.
 """

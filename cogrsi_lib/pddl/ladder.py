@@ -26,14 +26,23 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
+from pydantic import Field
 
 from cogrsi_lib import bench
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
-from cogrsi_lib.llm.parsing import ANSWER_LINE, parse_answer
+from cogrsi_lib.llm.parsing import normalise_free_text
+from cogrsi_lib.llm.reply_format import (
+    ReplyError,
+    ReplyFormat,
+    describe,
+    enum_of,
+    reasoned_model,
+    text_field,
+)
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.pddl import prompts as P
 from cogrsi_lib.pddl.diagnosis import classify, compare_traces
@@ -50,14 +59,17 @@ from cogrsi_lib.pddl.parse import (
 )
 from cogrsi_lib.pddl.problem import Task
 from cogrsi_lib.pddl.render import actions_text, init_text, options_text, trace_text
+from cogrsi_lib.reader.prompts import FREE_ANSWER_CHARS
 
+T = TypeVar("T")
 VARIANTS = ("no_verification", "no_domain", "full")
 ROLES = ("problem", "actions", "answer")
 
 
 @dataclass(frozen=True)
 class LadderConfig:
-    """Sampling settings of the three calls and which variants to run."""
+    """Sampling settings of the three calls and which variants to run; ``structured``: each
+    call's declared reply format is enforced while decoding (:mod:`cogrsi_lib.pddl.prompts`)."""
 
     variants: tuple[str, ...] = VARIANTS
     parse_max_tokens: int = 768
@@ -65,6 +77,7 @@ class LadderConfig:
     answer_max_tokens: int = 256
     temperature: float = 0.0
     seed: int = 0
+    structured: bool = True
 
     def __post_init__(self) -> None:
         unknown = [v for v in self.variants if v not in VARIANTS]
@@ -85,16 +98,24 @@ class _Run:
     trace: Trace | None = None
 
 
-def _request(prompt: str, max_tokens: int, cfg: LadderConfig) -> Request:
-    return Request(
-        (Message("system", P.SYSTEM), Message("user", prompt)),
-        SamplingParams(max_tokens=max_tokens, temperature=cfg.temperature, seed=cfg.seed),
-    )
+def answer_format(ex: Example, max_tokens: int) -> ReplyFormat:
+    """Call 3's reply: a bounded reasoning step, then an option label (or a short free-text
+    answer for a benchmark item without options)."""
+    if ex.options:
+        answer = (enum_of([lab for lab, _ in ex.options]), Field())
+    else:
+        answer = (str, text_field(FREE_ANSWER_CHARS, 1, "a short answer"))
+    model = reasoned_model("PDDLAnswer", max_tokens, "your step-by-step reasoning",
+                           answer=answer)
+    return ReplyFormat.json(P.ANSWER_FAMILY, model)
 
 
 def _call(backend: Backend, runs: list[_Run], role: str, prompts: list[str],
-          max_tokens: int, cfg: LadderConfig) -> None:
-    outs = backend.generate([_request(p, max_tokens, cfg) for p in prompts])
+          formats: list[ReplyFormat], max_tokens: int, cfg: LadderConfig) -> None:
+    params = SamplingParams(max_tokens=max_tokens, temperature=cfg.temperature, seed=cfg.seed)
+    reqs = [Request((Message("system", P.SYSTEM), Message("user", p)), params, f, cfg.structured)
+            for p, f in zip(prompts, formats, strict=True)]
+    outs = backend.generate(reqs)
     for run, completions in zip(runs, outs, strict=True):
         run.ledger.add(role, completions)
         run.replies[role] = completions[0].text
@@ -105,18 +126,41 @@ def _shown(reply: str, kind: str) -> str:
     return (extract_define(reply, kind) or reply).strip()
 
 
-def problem_prompt(variant: str, ex: Example) -> str:
+def problem_format(variant: str, domain: CompiledDomain, max_tokens: int = 768
+                   ) -> ReplyFormat:
     if variant == "no_domain":
-        return P.DOMAIN_PROBLEM.format(task=P.TASK_DOMAIN_PROBLEM, story=ex.story)
+        return P.domain_problem_format()
+    return P.problem_format(domain, max_tokens)
+
+
+def actions_format(variant: str, run: _Run, domain: CompiledDomain, max_tokens: int = 768
+                   ) -> ReplyFormat:
+    """Actions of the domain the trace is executed in: the model's own in the no-domain
+    ablation (a sequence of s-expressions when it did not parse), else the predefined one."""
+    own = run.domain if variant == "no_domain" else domain
+    if isinstance(own, CompiledDomain):
+        return P.actions_format(own, max_tokens)
+    most = P.lines_for(max_tokens) - 1
+    return ReplyFormat.regex(P.ACTIONS_FAMILY, rf"{_ATOM}(\n{_ATOM}){{0,{most}}}")
+
+
+_ATOM = rf"\({P.NAME}( {P.NAME})*\)"
+
+
+def problem_prompt(variant: str, ex: Example, fmt: ReplyFormat | None = None) -> str:
+    fmt = fmt or problem_format(variant, predefined_domain())
+    if variant == "no_domain":
+        return P.DOMAIN_PROBLEM.format(task=P.TASK_DOMAIN_PROBLEM, story=ex.story,
+                                       reply=P.format_hint(fmt))
     return P.PROBLEM.format(task=P.TASK_PROBLEM, domain=domain_text(comments=False),
-                            conventions=P.CONVENTIONS, story=ex.story)
+                            conventions=P.CONVENTIONS, story=ex.story, reply=P.format_hint(fmt))
 
 
-def actions_prompt(variant: str, run: _Run) -> str:
+def actions_prompt(variant: str, run: _Run, fmt: ReplyFormat) -> str:
     reply = run.replies["problem"]
     dom = _shown(reply, "domain") if variant == "no_domain" else domain_text(comments=False)
     return P.ACTIONS.format(task=P.TASK_ACTIONS, domain=dom, problem=_shown(reply, "problem"),
-                            story=run.example.story)
+                            story=run.example.story, reply=P.format_hint(fmt))
 
 
 def evidence_text(variant: str, run: _Run) -> str:
@@ -139,21 +183,36 @@ def _why_no_trace(run: _Run) -> str:
     return "nothing was parsed"
 
 
-def answer_prompt(variant: str, run: _Run) -> str:
+def answer_prompt(variant: str, run: _Run, fmt: ReplyFormat) -> str:
     ex = run.example
     return P.ANSWER.format(task=P.TASK_ANSWER, story=ex.story,
                            evidence=evidence_text(variant, run), question=ex.question,
-                           options=options_text(ex.options))
+                           options=options_text(ex.options), reply=describe(fmt))
 
 
-def _parse_calls_1_2(variant: str, run: _Run, domain: CompiledDomain) -> None:
+def _strict(part: str, fmt: ReplyFormat, reply: str, parsed: T) -> T | ParseFailure:
+    """What the PDDL parser made of a reply, unless the reply breaks its declared format: a
+    parser failure keeps the parser's own message, a reply the parser reads but that breaks
+    the format fails with the format's."""
+    if isinstance(parsed, ParseFailure):
+        return parsed
+    try:
+        fmt.parse(reply)
+    except ReplyError as err:
+        return ParseFailure(part, err.reason)
+    return parsed
+
+
+def _parse_calls_1_2(variant: str, run: _Run, domain: CompiledDomain,
+                     fmt: ReplyFormat) -> None:
+    reply = run.replies["problem"]
     if variant == "no_domain":
-        run.domain = parse_domain_text(run.replies["problem"])
+        run.domain = _strict("domain", fmt, reply, parse_domain_text(reply))
         if isinstance(run.domain, CompiledDomain):
-            run.task = parse_problem_text(run.replies["problem"], run.domain)
+            run.task = parse_problem_text(reply, run.domain)
     else:
         run.domain = domain
-        run.task = parse_problem_text(run.replies["problem"], domain)
+        run.task = _strict("problem", fmt, reply, parse_problem_text(reply, domain))
 
 
 def run_ladder(
@@ -169,21 +228,27 @@ def run_ladder(
         if not runs:
             continue
         first = cfg.domain_max_tokens if variant == "no_domain" else cfg.parse_max_tokens
-        _call(backend, runs, "problem", [problem_prompt(variant, r.example) for r in runs],
-              first, cfg)
+        fmt1 = problem_format(variant, domain, first)
+        _call(backend, runs, "problem", [problem_prompt(variant, r.example, fmt1) for r in runs],
+              [fmt1] * len(runs), first, cfg)
         for r in runs:
-            _parse_calls_1_2(variant, r, domain)
-        _call(backend, runs, "actions", [actions_prompt(variant, r) for r in runs],
+            _parse_calls_1_2(variant, r, domain, fmt1)
+        fmt2 = [actions_format(variant, r, domain, cfg.parse_max_tokens) for r in runs]
+        _call(backend, runs, "actions",
+              [actions_prompt(variant, r, f) for r, f in zip(runs, fmt2, strict=True)], fmt2,
               cfg.parse_max_tokens, cfg)
-        for r in runs:
-            r.actions = parse_actions_text(r.replies["actions"])
+        for r, f in zip(runs, fmt2, strict=True):
+            r.actions = _strict("actions", f, r.replies["actions"],
+                                parse_actions_text(r.replies["actions"]))
             if isinstance(r.task, Task) and isinstance(r.actions, tuple):
                 r.trace = execute(r.task, r.actions)
-        _call(backend, runs, "answer", [answer_prompt(variant, r) for r in runs],
+        fmt3 = [answer_format(r.example, cfg.answer_max_tokens) for r in runs]
+        _call(backend, runs, "answer",
+              [answer_prompt(variant, r, f) for r, f in zip(runs, fmt3, strict=True)], fmt3,
               cfg.answer_max_tokens, cfg)
-        for r in runs:
-            rows.append({"model": backend.identity,
-                         **_record(variant, r, gold_traces.get(r.example.story_id))})
+        for r, f in zip(runs, fmt3, strict=True):
+            rows.append({"model": backend.identity, "structured": cfg.structured,
+                         **_record(variant, r, gold_traces.get(r.example.story_id), f)})
     return pl.DataFrame(rows, schema=RECORD_SCHEMA)
 
 
@@ -195,24 +260,22 @@ def _gold_traces(examples: Sequence[Example], domain: CompiledDomain) -> dict[st
     return out
 
 
-def _raw_answer(reply: str) -> str:
-    values = [m.group("value") for m in ANSWER_LINE.finditer(reply) if m.group("value").strip()]
-    return values[-1].strip() if values else ""
-
-
-def score(ex: Example, reply: str) -> tuple[str, str | None, float]:
-    """(answer status, parsed answer, score in [0, 1]); benchmark items by their own rule."""
-    if ex.options:
-        parsed = parse_answer(reply, [t for _, t in ex.options], [lab for lab, _ in ex.options])
-    else:
-        parsed = parse_answer(reply)
-    if not parsed.ok:
-        return "unparsed: " + parsed.reason, None, 0.0
+def score(ex: Example, reply: str, fmt: ReplyFormat | None = None
+          ) -> tuple[str, str | None, float]:
+    """(answer status, parsed answer, score in [0, 1]); benchmark items by their own rule
+    (a free-text answer is judged as the model wrote it)."""
+    fmt = fmt or answer_format(ex, 256)
+    try:
+        given = str(fmt.parse(reply).answer).strip()
+    except ReplyError as err:
+        return "unparsed: " + err.reason, None, 0.0
+    if not given:
+        return "unparsed: empty answer", None, 0.0
     if ex.item is not None:
-        given = parsed.value if ex.options else _raw_answer(reply)
-        judgement = bench.get(ex.item.benchmark).judge(ex.item, given or "")
+        judgement = bench.get(ex.item.benchmark).judge(ex.item, given)
         return "ok", given, float(judgement.value)
-    return "ok", parsed.value, float(parsed.value == ex.gold)
+    value = given if ex.options else normalise_free_text(given)
+    return "ok", value, float(value == ex.gold)
 
 
 def _status(part: object, absent: str = "skipped") -> tuple[str, str]:
@@ -223,9 +286,9 @@ def _status(part: object, absent: str = "skipped") -> tuple[str, str]:
     return "ok", ""
 
 
-def _record(variant: str, run: _Run, gold: Trace | None) -> dict[str, Any]:
+def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> dict[str, Any]:
     ex = run.example
-    status, answer, value = score(ex, run.replies["answer"])
+    status, answer, value = score(ex, run.replies["answer"], fmt)
     answer_ok = status == "ok"
     correct = value >= 1.0
     d_status, d_msg = ("predefined", "") if variant != "no_domain" else _status(run.domain)
@@ -284,7 +347,8 @@ def _record(variant: str, run: _Run, gold: Trace | None) -> dict[str, Any]:
 
 
 RECORD_SCHEMA: dict[str, Any] = {
-    "model": pl.Utf8, "variant": pl.Utf8, "example_id": pl.Utf8, "source": pl.Utf8,
+    "model": pl.Utf8, "structured": pl.Boolean, "variant": pl.Utf8, "example_id": pl.Utf8,
+    "source": pl.Utf8,
     "story_id": pl.Utf8, "category": pl.Utf8, "false_belief": pl.Boolean,
     "question": pl.Utf8, "gold": pl.Utf8,
     "answer": pl.Utf8, "answer_status": pl.Utf8, "score": pl.Float64, "correct": pl.Boolean,

@@ -1,4 +1,4 @@
-"""The prompts of PDDL-Mind's three LLM calls, as data (PDDL-Mind §3).
+"""The prompts of PDDL-Mind's three LLM calls and their reply formats (PDDL-Mind §3).
 
 Call 1 parses the initial state into a problem file (in the no-domain ablation: writes a
 domain, then the problem); call 2 parses the narrative into candidate actions; call 3
@@ -6,9 +6,25 @@ answers the question from the verified trace (in the no-verification ablation: f
 parsed initial state and candidate actions, without executed states). Every prompt opens with
 a ``Task:`` line naming the call, and wraps the story in ``[story]``/``[/story]``, so that a
 scripted backend can tell the calls apart and find the story.
+
+Each call's reply is declared beside its prompt:
+
+- ``pddl.problem``: a regular expression of a problem file for the given domain, laid out as
+  :data:`PROBLEM_LAYOUT` shows, every ``(:init ...)`` fact a predicate of the domain with its
+  arity and every object of a type of the domain (which facts and objects is the model's);
+- ``pddl.actions``: one ground action of the domain per line, each with its arity;
+- ``pddl.domain_problem`` (no-domain ablation): a domain, a blank line and a problem, each one
+  balanced s-expression (nested at most :data:`MAX_NESTING` deep): the form only, since the
+  point of the ablation is that the model writes the domain;
+- ``pddl.answer``: the reader's reasoned JSON answer (an option label, or free text).
+
+The PDDL itself is then read strictly by the ``pddl`` package (:mod:`cogrsi_lib.pddl.parse`).
 """
 
 from __future__ import annotations
+
+from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyFormat
+from cogrsi_lib.pddl.domain import CompiledDomain
 
 SYSTEM = (
     "You translate stories into PDDL, the planning domain definition language, and answer "
@@ -48,8 +64,7 @@ Here is a PDDL domain:
 
 Write the PDDL problem file of this story for the domain above: declare every agent, \
 location, object (containers too), utterance, property and value in (:objects ...), and write \
-the state before the story's first event in (:init ...). Use (:goal (and)). Reply with the \
-problem file only."""
+the state before the story's first event in (:init ...). Use (:goal (and)). {reply}"""
 
 DOMAIN_PROBLEM = """\
 {task}
@@ -62,7 +77,7 @@ Write a PDDL domain for stories like this one: types, predicates, and actions wi
 parameters, preconditions and effects for every kind of event in the story, including who is \
 where, who sees what and who hears what. Then write the problem file of this story in your \
 domain: its objects and the state before the first event in (:init ...), with (:goal (and)). \
-Reply with the domain file, then the problem file."""
+{reply}"""
 
 ACTIONS = """\
 {task}
@@ -82,8 +97,7 @@ The problem file of the story:
 [/story]
 
 List the story's events as ground actions of the domain, in the order they happen, one per \
-line, for example (move anne kitchen outside). Use only objects of the problem file. Reply \
-with the actions only, one per line."""
+line, for example (move anne kitchen outside). Use only objects of the problem file. {reply}"""
 
 ANSWER = """\
 {task}
@@ -96,10 +110,10 @@ ANSWER = """\
 
 Question: {question}
 {options}
-Think step by step, then end with a final line of the form "Answer: <answer>"."""
+Think step by step, then answer. {reply}"""
 
 OPTIONS_HEADER = "Options:"
-OPTIONS_INSTRUCTION = "Answer with the letter of one option."
+OPTIONS_INSTRUCTION = "Answer with the label of one option."
 
 #: How the evidence of call 3 is introduced, per kind of evidence.
 EVIDENCE_VERIFIED = """\
@@ -115,3 +129,83 @@ Parsed actions (not executed, not checked):
 {actions}"""
 
 EVIDENCE_MISSING = "No state trace: {why}"
+
+
+# -- reply formats ---------------------------------------------------------------------------
+PROBLEM_FAMILY, ACTIONS_FAMILY = "pddl.problem", "pddl.actions"
+DOMAIN_PROBLEM_FAMILY, ANSWER_FAMILY = "pddl.domain_problem", "pddl.answer"
+#: a PDDL name as the parsing prompts ask for it (lower case, at most 24 characters)
+NAME = r"[a-z][a-z0-9_-]{0,23}"
+#: the most names on one line of (:objects ...), and lines of it
+MAX_NAMES, MAX_OBJECT_LINES = 8, 8
+#: characters per (:init ...) fact or action line when the cap sets how many there may be
+LINE_CHARS = 24
+#: the deepest nesting of the no-domain ablation's s-expressions (the predefined domain has 8)
+MAX_NESTING = 8
+PROBLEM_LAYOUT = """\
+(define (problem <name>)
+  (:domain <domain>)
+  (:objects
+    <name> <name> ... - <type>
+    ...
+  )
+  (:init
+    (<predicate> <name> ...)
+    ...
+  )
+  (:goal (and)))"""
+
+
+def lines_for(max_tokens: int) -> int:
+    """How many fact or action lines a reply capped at ``max_tokens`` may hold: a bound, so
+    that a model repeating itself must stop and close the reply."""
+    return max(4, CHARS_PER_TOKEN * max_tokens // LINE_CHARS)
+
+
+def problem_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat:
+    """Call 1's reply for the given domain (see the module docstring)."""
+    types = "|".join(sorted(domain.parents))
+    facts = "|".join(f"{p}" + f" {NAME}" * len(args)
+                     for p, args in sorted(domain.predicates.items()))
+    names = rf"{NAME}( {NAME}){{0,{MAX_NAMES - 1}}}"
+    pattern = (
+        rf"\(define \(problem {NAME}\)\n  \(:domain {domain.name}\)\n"
+        rf"  \(:objects\n(    {names} - ({types})\n){{1,{MAX_OBJECT_LINES}}}  \)\n"
+        rf"  \(:init\n(    \(({facts})\)\n){{0,{lines_for(max_tokens)}}}  \)\n"
+        r"  \(:goal \(and\)\)\)"
+    )
+    return ReplyFormat.regex(PROBLEM_FAMILY, pattern)
+
+
+def actions_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat:
+    """Call 2's reply: ground actions of the domain, one per line, each with its arity."""
+    acts = "|".join(f"{a}" + f" {NAME}" * len(schema.params)
+                    for a, schema in sorted(domain.actions.items()))
+    most = lines_for(max_tokens) - 1
+    return ReplyFormat.regex(ACTIONS_FAMILY, rf"\(({acts})\)(\n\(({acts})\)){{0,{most}}}")
+
+
+def sexp_pattern(depth: int = MAX_NESTING) -> str:
+    """One balanced s-expression nested at most ``depth`` deep (tokens, spaces, newlines)."""
+    tok = r"[^ \n();]+"
+    s = rf"\([ \n]*({tok}([ \n]+{tok})*)?[ \n]*\)"
+    for _ in range(depth - 1):
+        item = f"({tok}|{s})"
+        s = rf"\([ \n]*({item}([ \n]+{item})*)?[ \n]*\)"
+    return s
+
+
+def domain_problem_format() -> ReplyFormat:
+    """The no-domain ablation's call 1: a domain, a blank line, a problem."""
+    sexp = sexp_pattern()
+    return ReplyFormat.regex(DOMAIN_PROBLEM_FAMILY, f"{sexp}\n\n{sexp}")
+
+
+def format_hint(fmt: ReplyFormat) -> str:
+    """The reply instruction of a PDDL format, for its prompt."""
+    if fmt.family == PROBLEM_FAMILY:
+        return f"Reply with the problem file only, laid out exactly like this:\n{PROBLEM_LAYOUT}"
+    if fmt.family == ACTIONS_FAMILY:
+        return "Reply with the actions only, one per line, nothing else."
+    return ("Reply with the domain file, one blank line, then the problem file: plain PDDL, "
+            "nothing else.")

@@ -7,7 +7,8 @@ actions and, deterministically per story (a hash of the story and ``seed``), wri
 
 * call 1: the gold problem, or (share ``p_malformed``) its first half, which does not parse;
   in the no-domain ablation the predefined domain, or (share ``p_bad_domain``) a domain in
-  which asleep agents perceive too (the "being in the room is seeing" rule, CogRSI §5.4);
+  which asleep agents perceive too (the "being in the room is seeing" rule, CogRSI §5.4),
+  then the problem;
 * call 2: the gold actions, or (share ``p_drop``) the gold actions without the first grab, so
   that its drop is rejected and the trace goes wrong;
 * call 3: a *sight-only* answer read off the evidence: for reality, the container of
@@ -25,6 +26,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
+from cogrsi_lib.llm.fake import json_reply
 from cogrsi_lib.llm.types import Job
 from cogrsi_lib.pddl import prompts as P
 from cogrsi_lib.pddl.domain import domain_text
@@ -67,7 +69,8 @@ class ScriptedPDDLMind:
         gold = self.gold.get(story)
         head = prompt.splitlines()[0] if prompt else ""
         if head == P.TASK_ANSWER:
-            return self._answer(prompt, story, gold)
+            pick, why = self._answer(prompt, story, gold)
+            return json_reply(job, {"reasoning": why, "answer": pick})
         if gold is None:
             return "I cannot write this story in PDDL."
         if head == P.TASK_PROBLEM:
@@ -76,7 +79,7 @@ class ScriptedPDDLMind:
             dom = domain_text(comments=False)
             if self._u(story, "domain") < self.p_bad_domain:
                 dom = asleep_perceive(dom)
-            return f"```pddl\n{dom}\n```\n\n```pddl\n{self._problem(gold, story)}\n```"
+            return f"{dom}\n\n{self._problem(gold, story)}"
         if head == P.TASK_ACTIONS:
             actions = list(gold.actions)
             if self._u(story, "drop") < self.p_drop:
@@ -92,18 +95,20 @@ class ScriptedPDDLMind:
             return text[: len(text) // 2]
         return text
 
-    def _answer(self, prompt: str, story: str, gold: GoldPDDL | None) -> str:
+    def _answer(self, prompt: str, story: str, gold: GoldPDDL | None) -> tuple[str, str]:
+        """(the answer, the reasoning) of call 3."""
         qm = _QUESTION.search(prompt)
         ex = self.examples.get((story, qm.group(1) if qm else ""))
         options = _OPTION.findall(prompt.split(P.OPTIONS_HEADER, 1)[-1]) \
             if P.OPTIONS_HEADER in prompt else []
+        first = options[0][0] if options else "unknown"
         if ex is None or gold is None or ex.oracle_question is None:
-            return f"Answer: {options[0][0]}" if options else "Answer: unknown"
+            return first, ""
         pick = self._pick(prompt, ex, gold)
         for label, text in options:
             if pick is not None and pick in (pddl_name(text), value_name(text)):
-                return f"Reading the evidence, the answer is {text}.\nAnswer: {label}"
-        return f"Answer: {options[0][0]}" if options else "Answer: unknown"
+                return label, f"Reading the evidence, the answer is {text}."
+        return first, ""
 
     def _pick(self, prompt: str, ex: Example, gold: GoldPDDL) -> str | None:
         q = ex.oracle_question

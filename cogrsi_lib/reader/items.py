@@ -23,6 +23,23 @@ _QWORDS = {
     "an", "in", "from", "as", "i", "if", "after", "before", "at", "by", "of", "on", "to",
 }  # fmt: skip
 _NUMBERED = re.compile(r"^\s*\d+\s*[.):]?\s+(?=\S)")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?\b")
+#: capitalised words that begin sentences or utterances but are not characters
+NOT_NAMES = frozenset("""
+A About After Afterwards Again Ah All Also Although An And Another Any Anyway Are As At
+Because Before Both But By Can Could Did Do Does Each Either Even Every Everybody Everyone
+Finally First For From Good Great Had Has Have He Hello Her Here Hers Hey Hi His How However
+If In Into Is It Its Just Last Later Let Like Many Maybe Me Meanwhile Might More Most My
+Next No Nobody None Not Now Of Oh Ok Okay On Once One Only Or Other Our Please Really Right
+Since So Some Someone Soon Sorry Still Such Sure Thank Thanks That The Their Them Then There
+These They This Those Though Through To Today Tomorrow Too Two Under Until Up Us Very Was We
+Well Were What When Where Whether Which While Who Whom Whose Why Will With Without Would Wow
+Yeah Yes Yesterday Yet You Your Yours Monday Tuesday Wednesday Thursday Friday Saturday Sunday
+Question Answer Story Options Option Conversation Welcome Bye Goodbye Congratulations
+Congrats Happy Nice Cool Awesome Wait Look Listen Dear Thats Actually Absolutely Definitely
+""".split())  # noqa: SIM905 - a word list reads best as text
+#: the most candidate names a perception prompt lists
+MAX_CANDIDATES = 16
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
@@ -112,6 +129,19 @@ def answer_key(
         if normalise_free_text(opt) == norm:
             return lab
     raise ValueError(f"gold answer {answer!r} is neither a label nor an option's text")
+
+
+def candidate_names(item: ReaderItem) -> tuple[str, ...]:
+    """The context's likely character names, in order of first mention: capitalised words
+    that are not common sentence openers (:data:`NOT_NAMES`), the questioned character first
+    when there is one; at most :data:`MAX_CANDIDATES`."""
+    found: dict[str, None] = {}
+    if item.character:
+        found[item.character] = None
+    for m in _CAPITALISED.finditer(item.context):
+        if m.group(0) not in NOT_NAMES:
+            found.setdefault(m.group(0), None)
+    return tuple(found)[:MAX_CANDIDATES]
 
 
 def from_bench_item(item: Any) -> ReaderItem:

@@ -2,10 +2,12 @@
 
 One call per context. The prompt states PercepToM's perception rule (Jung et al., 2024:
 characters perceive the scenes in their location, and the actor perceives their own action)
-and asks for *indexed* output, one line per numbered sentence: ``<i>: Name, Name`` (or
-``none``). Parsing is strict: every index exactly once, nothing out of range, and every name
-must occur in the context. Anything else is malformed; the reader then falls back to the
-plain reading and counts the fallback.
+and asks for *indexed* output: one JSON object with the number of every sentence as a key, in
+order, and the list of characters who perceived it (``[]`` for nobody). The reply format
+(family ``reader.perception``) is declared by :func:`perception_format`: the keys are fixed
+and, where the context's character names can be found, each list holds names of the context
+only. Parsing is strict: the format, then every name must occur in the context. Anything else
+is malformed; the reader then falls back to the plain reading and counts the fallback.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
+from pydantic import Field
+
+from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, enum_of, reply_model, text_field
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
-from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.items import ReaderItem, candidate_names
 
 PERCEPTION_RULE_NARRATIVE = (
     "Assume that characters perceive every scene that happens in their location while they "
@@ -33,12 +39,29 @@ PERCEPTION_TEMPLATE = """{header}
 {numbered}
 
 For each numbered {unit}, list the characters who perceived it. {rule}
-Reply with exactly one line per {unit}, in order, in the form
-<number>: <names separated by commas>
-Write "none" when nobody perceived it. Do not write anything else."""
+{names}Reply with one JSON object and nothing else: the number of every {unit} as a key, in \
+order, with the list of the characters who perceived it, [] when nobody did, for example \
+{example}"""
 
-_LINE = re.compile(r"^\s*(?:\[(\d+)\]\s*[:.)\-]?|(\d+)\s*[:.)\-])\s*(.*?)\s*$")
-_NONE = {"none", "nobody", "no one", "-", "n/a", ""}
+FAMILY = "reader.perception"
+#: the most names one line may list
+MAX_NAMES_PER_LINE = 6
+#: the longest name when the context's names are not known
+MAX_NAME_CHARS = 30
+
+
+def perception_format(item: ReaderItem) -> ReplyFormat:
+    """One key per line, ``"1"`` to ``"n"``; each a list of the context's candidate names
+    (:func:`~cogrsi_lib.reader.items.candidate_names`), or of short strings when none are
+    found."""
+    names = candidate_names(item)
+    if names:
+        name_type, most = enum_of(names), min(len(names), MAX_NAMES_PER_LINE)
+    else:
+        name_type, most = Annotated[str, text_field(MAX_NAME_CHARS, 1)], MAX_NAMES_PER_LINE
+    fields = {str(i): (list[name_type], Field(max_length=most))
+              for i in range(1, len(item.lines()) + 1)}
+    return ReplyFormat.json(FAMILY, reply_model("Perception", **fields))
 
 
 @dataclass(frozen=True)
@@ -78,57 +101,51 @@ def numbered(lines: Sequence[str]) -> str:
 
 def perception_messages(item: ReaderItem) -> tuple[Message, ...]:
     conv = item.kind == "conversation"
+    names = candidate_names(item)
+    lines = item.lines()
+    example = ", ".join(f'"{i}": [...]' for i in range(1, min(len(lines), 2) + 1))
     text = PERCEPTION_TEMPLATE.format(
         header="Conversation:" if conv else "Story:",
-        numbered=numbered(item.lines()),
+        numbered=numbered(lines),
         unit="utterance" if conv else "sentence",
         rule=PERCEPTION_RULE_CONVERSATION if conv else PERCEPTION_RULE_NARRATIVE,
+        names=f"Characters: {', '.join(names)}.\n" if names else "",
+        example="{" + example + (", ...}" if len(lines) > 2 else "}"),
     )
     return (Message("user", text),)
 
 
 def perception_request(
-    item: ReaderItem, *, max_tokens: int = 1024, per_line_tokens: int = 12, seed: int = 0
+    item: ReaderItem, *, max_tokens: int = 1024, per_line_tokens: int = 16, seed: int = 0,
+    structured: bool = True,
 ) -> Request:
     """The perception request: greedy, with a token budget that grows with the line count."""
     budget = min(max_tokens, per_line_tokens * len(item.lines()) + 24)
     return Request(
         perception_messages(item),
         SamplingParams(n=1, temperature=0.0, max_tokens=budget, seed=seed),
+        perception_format(item),
+        structured,
     )
 
 
-def _split_names(value: str) -> list[str]:
-    value = value.strip().strip(".")
-    if value.lower() in _NONE:
-        return []
-    parts = re.split(r"\s*(?:,|;|\band\b|&)\s*", value)
-    return [p.strip().strip(".\"'[]") for p in parts if p.strip().strip(".\"'[]")]
-
-
-def parse_perception(text: str, lines: Sequence[str], context: str) -> PerceptionResult:
-    """Parse indexed perception output strictly (see the module docstring)."""
-    n = len(lines)
-    found: dict[int, tuple[str, ...]] = {}
-    for raw in text.splitlines():
-        m = _LINE.match(raw)
-        if not m:
-            continue
-        idx = int(m.group(1) or m.group(2))
-        if not 1 <= idx <= n:
-            return PerceptionResult("malformed", None, f"line number {idx} outside 1..{n}")
-        if idx in found:
-            return PerceptionResult("malformed", None, f"line number {idx} given twice")
+def parse_perception(
+    text: str, item: ReaderItem, fmt: ReplyFormat | None = None
+) -> PerceptionResult:
+    """Parse the reply strictly (see the module docstring)."""
+    fmt = fmt or perception_format(item)
+    try:
+        reply = fmt.parse(text)
+    except ReplyError as err:
+        return PerceptionResult("malformed", None, err.reason)
+    witnesses = []
+    for i in range(1, len(item.lines()) + 1):
         names: list[str] = []
-        for name in _split_names(m.group(3)):
-            if len(name.split()) > 3 or not re.search(r"[A-Za-z]", name):
-                return PerceptionResult("malformed", None, f"not a name: {name!r}")
-            hit = re.search(rf"\b{re.escape(name)}\b", context, re.I)
+        for name in getattr(reply, str(i)):
+            name = name.strip()
+            hit = re.search(rf"\b{re.escape(name)}\b", item.context, re.I) if name else None
             if hit is None:
                 return PerceptionResult("malformed", None, f"name not in the context: {name!r}")
             names.append(hit.group(0))  # the context's own spelling
-        found[idx] = tuple(dict.fromkeys(names))
-    missing = [i for i in range(1, n + 1) if i not in found]
-    if missing:
-        return PerceptionResult("malformed", None, f"missing line numbers {missing[:5]}")
-    return PerceptionResult("ok", Perception(tuple(found[i] for i in range(1, n + 1))))
+        witnesses.append(tuple(dict.fromkeys(names)))
+    return PerceptionResult("ok", Perception(tuple(witnesses)))

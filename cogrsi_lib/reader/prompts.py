@@ -1,22 +1,40 @@
-"""Answering and arbitration prompts of the reader (CogRSI §4.1; Appendix A is not in our copy
-of the paper, so these texts are ours, written from §4.1, G.6 and PercepToM's prompts).
+"""Answering and arbitration prompts of the reader, with their reply formats (CogRSI §4.1;
+Appendix A is not in our copy of the paper, so these texts are ours, written from §4.1, G.6
+and PercepToM's prompts).
 
-Every answering prompt ends with the same strict format instruction ("Answer: <letter>" with
-options, "Answer: <short answer>" without), which :func:`cogrsi_lib.llm.parsing.parse_answer`
-enforces. ``PROMPT_VERSION`` changes whenever a template changes, and is recorded.
+Each prompt family declares its reply once, beside its prompt (DESIGN.md, Principles):
+
+- ``answer.reasoned`` (a reasoning step, then the answer) and ``answer.direct``: one JSON
+  object whose ``answer`` is one of the item's option labels, or a short free-text answer; the
+  reasoning field is bounded so that the reply fits its token cap;
+- ``reader.arbitration``: a bounded reason, then ``choice`` 1 or 2.
+
+The prompt's reply instruction is rendered from the same declaration, and :func:`read_answer`
+parses against it. ``PROMPT_VERSION`` changes whenever a template changes, and is recorded.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-from cogrsi_lib.llm.parsing import option_letters
-from cogrsi_lib.llm.types import Message
+from pydantic import Field
+
+from cogrsi_lib.llm.parsing import ParsedAnswer, normalise_free_text, option_letters
+from cogrsi_lib.llm.reply_format import (
+    ReplyError,
+    ReplyFormat,
+    describe,
+    enum_of,
+    reasoned_model,
+    reply_model,
+    text_field,
+)
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem
 
 SYSTEM = (
-    "You answer questions about stories and conversations. Reply briefly and always finish "
-    "with a final line of the form 'Answer: ...'."
+    "You answer questions about stories and conversations. Reply with exactly the JSON object "
+    "you are asked for and nothing else."
 )
 
 THINK_GROUNDED = (
@@ -33,8 +51,38 @@ Two candidate answers:
 1. {first}
 2. {second}
 
-{principle_block}Decide which candidate is right{under}. Reply with a short reason and finish \
-with one line 'Answer: 1' or 'Answer: 2'."""
+{principle_block}Decide which candidate is right{under}. Give a short reason, then your \
+choice. {reply}"""
+
+REASONED, DIRECT, ARBITRATION = "answer.reasoned", "answer.direct", "reader.arbitration"
+#: longest free-text answer (a few words)
+FREE_ANSWER_CHARS = 60
+
+
+def answer_format(
+    item: ReaderItem, think: str, max_tokens: int, *, also: tuple[str, ...] = (),
+    family: str | None = None,
+) -> ReplyFormat:
+    """The reply of an answering prompt: with a reasoning step unless ``think`` is
+    :data:`THINK_NONE`; the answer is an option label (or one of ``also``, e.g. a self-exit
+    signal), or free text without options."""
+    if item.options:
+        labels = list(item.labels or option_letters(len(item.options))) + list(also)
+        answer = (enum_of(labels), Field(description="the label of one option"))
+    else:
+        answer = (str, text_field(FREE_ANSWER_CHARS, 1, "a short answer"))
+    if think == THINK_NONE:
+        return ReplyFormat.json(family or DIRECT, reply_model("DirectAnswer", answer=answer))
+    model = reasoned_model("ReasonedAnswer", max_tokens, "your step-by-step reasoning",
+                           answer=answer)
+    return ReplyFormat.json(family or REASONED, model)
+
+
+def arbitration_format(max_tokens: int) -> ReplyFormat:
+    """A bounded reason, then the chosen candidate's number."""
+    model = reasoned_model("Arbitration", max_tokens, "why one candidate is right",
+                           key="reason", choice=(enum_of([1, 2]), Field()))
+    return ReplyFormat.json(ARBITRATION, model)
 
 
 def options_block(item: ReaderItem) -> str:
@@ -44,15 +92,6 @@ def options_block(item: ReaderItem) -> str:
     return "Options:\n" + "\n".join(f"{k}. {o}" for k, o in zip(labels, item.options, strict=True))
 
 
-def format_instruction(item: ReaderItem) -> str:
-    if item.options:
-        labels = item.labels or option_letters(len(item.options))
-        return (
-            f"Finish with one line 'Answer: <label>', where <label> is one of {', '.join(labels)}."
-        )
-    return "Finish with one line 'Answer: <short answer>' (a few words)."
-
-
 def principle_block(principle: str) -> str:
     return f"Principle:\n{principle}\n\n" if principle else ""
 
@@ -60,21 +99,56 @@ def principle_block(principle: str) -> str:
 def answer_messages(
     item: ReaderItem,
     view: str,
+    fmt: ReplyFormat,
     *,
     think: str = THINK_PLAIN,
     principle: str = "",
     question: str | None = None,
     preamble: str = "",
 ) -> tuple[Message, ...]:
-    """One answering prompt: a view of the context, the principle, the question and format."""
+    """One answering prompt: a view of the context, the principle, the question and the
+    reply instruction of ``fmt``."""
     parts = [preamble.strip(), view.strip(), principle_block(principle).strip()]
     parts.append(f"Question: {question or item.question}")
     ob = options_block(item)
     if ob:
         parts.append(ob)
-    parts.append(f"{think} {format_instruction(item)}")
+    parts.append(f"{think} {describe(fmt)}")
     body = "\n\n".join(p for p in parts if p)
     return (Message("system", SYSTEM), Message("user", body))
+
+
+def answer_request(
+    item: ReaderItem,
+    view: str,
+    params: SamplingParams,
+    *,
+    think: str = THINK_PLAIN,
+    principle: str = "",
+    preamble: str = "",
+    structured: bool = True,
+    fmt: ReplyFormat | None = None,
+) -> Request:
+    """The answering request: messages, sampling and the declared reply format (by default
+    :func:`answer_format`'s)."""
+    fmt = fmt or answer_format(item, think, params.max_tokens)
+    msgs = answer_messages(item, view, fmt, think=think, principle=principle, preamble=preamble)
+    return Request(msgs, params, fmt, structured)
+
+
+def read_answer(item: ReaderItem, fmt: ReplyFormat | None, text: str) -> ParsedAnswer:
+    """A sample's vote key (an option label, or normalised free text) by the strict parse of
+    its format; anything else is ``unparsed`` with the reason."""
+    if fmt is None:
+        raise ValueError("an answering request always declares its reply format")
+    try:
+        reply = fmt.parse(text)
+    except ReplyError as err:
+        return ParsedAnswer("unparsed", None, text, err.reason)
+    value = reply.answer if item.options else normalise_free_text(reply.answer)
+    if not value:
+        return ParsedAnswer("unparsed", None, text, "empty answer")
+    return ParsedAnswer("ok", value, text)
 
 
 def candidate_text(item: ReaderItem, key: str) -> str:
@@ -83,9 +157,11 @@ def candidate_text(item: ReaderItem, key: str) -> str:
     return key
 
 
-def arbitration_messages(
-    item: ReaderItem, view: str, candidates: tuple[str, str], principle: str
-) -> tuple[Message, ...]:
+def arbitration_request(
+    item: ReaderItem, view: str, candidates: tuple[str, str], principle: str,
+    params: SamplingParams, structured: bool = True,
+) -> Request:
+    fmt = arbitration_format(params.max_tokens)
     body = ARBITRATION_TEMPLATE.format(
         view=view.strip(),
         question=item.question,
@@ -93,8 +169,19 @@ def arbitration_messages(
         second=candidate_text(item, candidates[1]),
         principle_block=principle_block(principle),
         under=" under the principle" if principle else " given the story",
+        reply=describe(fmt),
     )
-    return (Message("system", SYSTEM), Message("user", body))
+    return Request((Message("system", SYSTEM), Message("user", body)), params, fmt, structured)
+
+
+def read_choice(fmt: ReplyFormat | None, text: str) -> ParsedAnswer:
+    """The arbitration's choice ("1" or "2"), or ``unparsed`` with the reason."""
+    assert fmt is not None
+    try:
+        reply = fmt.parse(text)
+    except ReplyError as err:
+        return ParsedAnswer("unparsed", None, text, err.reason)
+    return ParsedAnswer("ok", str(reply.choice), text)
 
 
 def _version() -> str:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cogrsi_lib.llm.backend import Backend
-from cogrsi_lib.llm.parsing import parse_choice
 from cogrsi_lib.llm.types import Request, SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
@@ -47,7 +46,7 @@ class ReaderConfig(SamplingConfig):
     use_perception: bool = True
     principle_in_plain: bool = False
     conversation_view: Literal["marked", "filtered"] = "marked"
-    per_line_tokens: int = 12
+    per_line_tokens: int = 16
 
 
 def perception_record(result: PerceptionResult, text: str, from_cache: bool) -> PerceptionRecord:
@@ -56,19 +55,20 @@ def perception_record(result: PerceptionResult, text: str, from_cache: bool) -> 
 
 
 def run_perception(
-    backend: Backend, items: Sequence[ReaderItem], cfg: SamplingConfig, per_line_tokens: int = 12
+    backend: Backend, items: Sequence[ReaderItem], cfg: SamplingConfig, per_line_tokens: int = 16
 ) -> list[tuple[PerceptionResult, list]]:
     """One perception call per item (batched); results with their completions."""
     reqs = [
         perception_request(
-            it, max_tokens=cfg.perception_max_tokens, per_line_tokens=per_line_tokens, seed=cfg.seed
+            it, max_tokens=cfg.perception_max_tokens, per_line_tokens=per_line_tokens,
+            seed=cfg.seed, structured=cfg.structured,
         )
         for it in items
     ]
     outs = backend.generate(reqs)
     results = []
-    for it, cs in zip(items, outs, strict=True):
-        results.append((parse_perception(cs[0].text, it.lines(), it.context), cs))
+    for it, r, cs in zip(items, reqs, outs, strict=True):
+        results.append((parse_perception(cs[0].text, it, r.reply), cs))
     return results
 
 
@@ -114,6 +114,7 @@ class GroundedReader:
         recs = [new_record(self.name, it, pid) for it in items]
         for r in recs:
             r.extra["prompt_version"] = prompts.PROMPT_VERSION
+            r.extra["structured"] = cfg.structured
 
         # phase 1: perception
         grounded_views: list[str | None] = [None] * len(items)
@@ -141,15 +142,15 @@ class GroundedReader:
             n_ann = cfg.n_annotated if grounded_views[i] is not None else 0
             n_plain = cfg.n_plain + (cfg.n_annotated - n_ann)
             if n_ann:
-                msgs = prompts.answer_messages(
-                    it, grounded_views[i] or "", think=prompts.THINK_GROUNDED, principle=P
-                )
-                requests.append(Request(msgs, self._sampling(n_ann)))
+                requests.append(prompts.answer_request(
+                    it, grounded_views[i] or "", self._sampling(n_ann),
+                    think=prompts.THINK_GROUNDED, principle=P, structured=cfg.structured,
+                ))
             if n_plain:
-                msgs = prompts.answer_messages(
-                    it, plain_view(it), think=prompts.THINK_PLAIN, principle=plain_p
-                )
-                requests.append(Request(msgs, self._sampling(n_plain)))
+                requests.append(prompts.answer_request(
+                    it, plain_view(it), self._sampling(n_plain), think=prompts.THINK_PLAIN,
+                    principle=plain_p, structured=cfg.structured,
+                ))
             layout.append((int(bool(n_ann)), int(bool(n_plain))))
         outs = self.backend.generate(requests)
 
@@ -157,12 +158,16 @@ class GroundedReader:
         pos = 0
         for i, it in enumerate(items):
             has_ann, has_plain = layout[i]
-            ann_cs = outs[pos] if has_ann else []
+            s_ann, a_ann = ([], [])
+            if has_ann:
+                s_ann, a_ann = parse_samples(it, "annotated", requests[pos], outs[pos],
+                                             recs[i].ledger, "sample")
             pos += has_ann
-            plain_cs = outs[pos] if has_plain else []
+            s_pl, a_pl = ([], [])
+            if has_plain:
+                s_pl, a_pl = parse_samples(it, "plain", requests[pos], outs[pos],
+                                           recs[i].ledger, "sample")
             pos += has_plain
-            s_ann, a_ann = parse_samples(it, "annotated", ann_cs, recs[i].ledger, "sample")
-            s_pl, a_pl = parse_samples(it, "plain", plain_cs, recs[i].ledger, "sample")
             recs[i].samples = s_ann + s_pl
             outcome = decide(
                 a_ann,
@@ -183,25 +188,24 @@ class GroundedReader:
             it, o = items[i], outcomes[i]
             view = grounded_views[i] or plain_view(it)
             assert o.candidates is not None
-            arb_reqs.append(
-                Request(
-                    prompts.arbitration_messages(it, view, o.candidates, P),
-                    SamplingParams(
-                        n=1,
-                        temperature=cfg.arbitration_temperature,
-                        top_p=cfg.top_p,
-                        max_tokens=cfg.arbitration_max_tokens,
-                        seed=cfg.seed,
-                    ),
-                )
-            )
+            arb_reqs.append(prompts.arbitration_request(
+                it, view, o.candidates, P,
+                SamplingParams(
+                    n=1,
+                    temperature=cfg.arbitration_temperature,
+                    top_p=cfg.top_p,
+                    max_tokens=cfg.arbitration_max_tokens,
+                    seed=cfg.seed,
+                ),
+                cfg.structured,
+            ))
         arb_outs = self.backend.generate(arb_reqs) if arb_reqs else []
         choices: dict[int, str | None] = {}
-        for i, cs in zip(need, arb_outs, strict=True):
+        for i, req, cs in zip(need, arb_reqs, arb_outs, strict=True):
             recs[i].ledger.add("arbitration", cs)
             o = outcomes[i]
             assert o.candidates is not None
-            parsed = parse_choice(cs[0].text, 2)
+            parsed = prompts.read_choice(req.reply, cs[0].text)
             choice = o.candidates[int(parsed.value) - 1] if parsed.ok and parsed.value else None
             choices[i] = choice
             recs[i].arbitration = ArbitrationRecord(

@@ -31,6 +31,7 @@ class SampleRecord:
     completion_tokens: int
     finish_reason: str
     from_cache: bool
+    structured: bool = False
 
     @classmethod
     def of(
@@ -47,6 +48,7 @@ class SampleRecord:
             completion_tokens=c.completion_tokens,
             finish_reason=c.finish_reason,
             from_cache=c.from_cache,
+            structured=c.structured,
         )
 
 
@@ -126,6 +128,7 @@ class ItemRecord:
             "arbitration_status": arb.status if arb else "",
             "calls": usage.calls,
             "cached_calls": usage.cached_calls,
+            "structured_calls": usage.structured_calls,
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens,

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from cogrsi_lib.llm.accounting import CallLedger
-from cogrsi_lib.llm.parsing import parse_answer
-from cogrsi_lib.llm.types import Completion
+from cogrsi_lib.llm.types import Completion, Request
 from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.prompts import read_answer
 from cogrsi_lib.reader.records import ItemRecord, SampleRecord
 
 
@@ -31,7 +31,8 @@ class SamplingConfig:
     """Sampling settings shared by the reader and the baselines (CogRSI §4.1, G.1).
 
     The paper samples at temperature 0.7 with a 1,024-token output cap; on the embedded CPU
-    model smaller caps keep a run short.
+    model smaller caps keep a run short. ``structured``: the backend enforces each reply's
+    declared format while decoding (False: free generation, parsed by the same format).
     """
 
     temperature: float = 0.7
@@ -42,6 +43,7 @@ class SamplingConfig:
     arbitration_max_tokens: int = 512
     perspective_max_tokens: int = 512
     seed: int = 0
+    structured: bool = True
 
 
 def chunks(items: Sequence[ReaderItem], size: int) -> Iterator[Sequence[ReaderItem]]:
@@ -60,13 +62,15 @@ def run_system(
 
 
 def parse_samples(
-    item: ReaderItem, view: str, completions: Sequence[Completion], ledger: CallLedger, role: str
+    item: ReaderItem, view: str, request: Request, completions: Sequence[Completion],
+    ledger: CallLedger, role: str,
 ) -> tuple[list[SampleRecord], list[str | None]]:
-    """Parse answering samples strictly; record them and count their calls under ``role``."""
+    """Parse answering samples strictly by their request's reply format; record them and
+    count their calls under ``role``."""
     ledger.add(role, completions)
     recs, answers = [], []
     for c in completions:
-        p = parse_answer(c.text, item.options, item.labels)
+        p = read_answer(item, request.reply, c.text)
         recs.append(SampleRecord.of(view, c, p.value, p.status, p.reason))
         answers.append(p.value)
     return recs, answers

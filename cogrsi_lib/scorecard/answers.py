@@ -15,17 +15,24 @@ format is recorded as unparsed, never mapped to an option.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
+from pydantic import Field
 
 from cogrsi_lib.llm.parsing import normalise_free_text
+from cogrsi_lib.llm.reply_format import ReplyFormat, reply_model
 from cogrsi_lib.llm.types import Completion
 from cogrsi_lib.nested.items import NestedItem
-from cogrsi_lib.nested.reply import ANSWER_FORMAT, Reply, parse_json_reply, parse_reply
+from cogrsi_lib.nested.reply import (
+    ANSWER_FORMAT,
+    CONFIDENCE,
+    Reply,
+    read_reply,
+    reply_format,
+)
 from cogrsi_lib.nested.score import NestedScore, score
 from cogrsi_lib.reader.items import ReaderItem, answer_key
 from cogrsi_lib.reader.records import ItemRecord, PerceptionRecord, SampleRecord, new_record
@@ -58,29 +65,35 @@ def item_chain(item: ReaderItem) -> tuple[str, ...] | None:
     return tuple(chain) if chain is not None else None
 
 
-def format_number(x: float) -> str:
-    """A number as answer text: integers without a decimal point, others with up to 4 places."""
-    if float(x).is_integer():
-        return str(int(x))
-    return f"{x:.4f}".rstrip("0").rstrip(".")
+BARE_FAMILY, NUMBER_FAMILY = "scorecard.bare", "scorecard.number"
+#: the range of a numeric answer (the games' answers lie well inside it)
+NUMBER_RANGE = (-1e6, 1e6)
+
+
+def number_format() -> ReplyFormat:
+    """``{"answer": <a number>, "confidence": <0..1, optional>}`` (Suite C's numeric
+    questions), no fences, as Suite A's."""
+    lo, hi = NUMBER_RANGE
+    model = reply_model("NumberAnswer", answer=(float, Field(ge=lo, le=hi)),
+                        confidence=CONFIDENCE)
+    return ReplyFormat.json(NUMBER_FAMILY, model, fences=False)
+
+
+def item_format(item: ReaderItem) -> ReplyFormat:
+    """The bare prompt's reply for an item: an option of its own, or a number."""
+    if item.options:
+        return reply_format(item.options, BARE_FAMILY)
+    return number_format()
 
 
 def parse_number_reply(text: object) -> Reply:
     """Strict parse of ``{"answer": <number>, "confidence": <0..1>}`` (confidence optional)."""
-    return parse_json_reply(text, _finite_number)
-
-
-def _finite_number(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError("answer is not a finite number")
-    return format_number(float(value))
+    return read_reply(number_format(), text)
 
 
 def parse_json_answer(text: object, item: ReaderItem) -> Reply:
     """The item's strict reply: an option for multiple choice, a number otherwise."""
-    if item.options:
-        return parse_reply(text, item.options)
-    return parse_number_reply(text)
+    return read_reply(item_format(item), text)
 
 
 def answer_format(item: ReaderItem) -> str:

@@ -1,9 +1,11 @@
 """The bare-model condition: minimal task instructions, one greedy JSON reply (plan §6.2, §4).
 
 The prompt is Suite A's: the context, the question, the options and the reply format
-``{"answer": ..., "confidence": ...}``; no chain of thought is asked for (plan §4: "Do
-not require chain-of-thought").  It is also the frozen prompt under which a model is a
-self-prediction target (§19 Experiment 5) and the comparison condition of the §10 prompt.
+``{"answer": ..., "confidence": ...}`` (family ``scorecard.bare``, or ``scorecard.number``
+for a numeric answer; :func:`~cogrsi_lib.scorecard.answers.item_format`); no chain of
+thought is asked for (plan §4: "Do not require chain-of-thought").  It is also the frozen
+prompt under which a model is a self-prediction target (§19 Experiment 5) and the comparison
+condition of the §10 prompt.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from collections.abc import Sequence
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
+from cogrsi_lib.nested.reply import read_reply
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
-from cogrsi_lib.scorecard.answers import answer_format, json_record, parse_json_answer
+from cogrsi_lib.scorecard.answers import answer_format, item_format, json_record
 
 DEFAULT_MAX_TOKENS = 64
 
@@ -32,6 +35,7 @@ class DirectSystem:
     def __init__(
         self, backend: Backend, name: str = "bare", max_tokens: int = DEFAULT_MAX_TOKENS,
         seed: int = 0, temperature: float = 0.0, system: str | None = None,
+        structured: bool = True,
     ) -> None:
         self.backend = backend
         self.name = name
@@ -39,6 +43,7 @@ class DirectSystem:
         self.seed = seed
         self.temperature = temperature
         self.system = system
+        self.structured = structured
 
     def params(self) -> SamplingParams:
         return SamplingParams(n=1, temperature=self.temperature, max_tokens=self.max_tokens,
@@ -48,8 +53,11 @@ class DirectSystem:
         user = Message("user", direct_prompt(item))
         return (Message("system", self.system), user) if self.system else (user,)
 
+    def request(self, item: ReaderItem) -> Request:
+        return Request(self.messages(item), self.params(), item_format(item), self.structured)
+
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
-        reqs = [Request(self.messages(it), self.params()) for it in items]
+        reqs = [self.request(it) for it in items]
         outs = self.backend.generate(reqs)
-        return [json_record(self.name, it, cs[0], parse_json_answer(cs[0].text, it))
-                for it, cs in zip(items, outs, strict=True)]
+        return [json_record(self.name, it, cs[0], read_reply(r.reply, cs[0].text))
+                for it, r, cs in zip(items, reqs, outs, strict=True)]

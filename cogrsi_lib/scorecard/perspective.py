@@ -10,8 +10,11 @@ built only for the agents the question names, then answers::
     ANSWER: <one of the options>
     CONFIDENCE: <0..1>
 
-The goal is perspective isolation, not verbose reasoning, so parsing is strict: exactly
-these lines in this order, each at most ``max_slot_words`` words, nothing else.  With
+The goal is perspective isolation, not verbose reasoning, so the reply format (family
+``scorecard.perspective``, :func:`perspective_format`) is a regular expression: exactly these
+lines in this order, each slot at most :data:`MAX_SLOT_CHARS` characters, the answer one of the
+options and the confidence a number from 0 to 1; parsing also holds each slot to
+``max_slot_words`` words.  With
 ``state=False`` only ANSWER and CONFIDENCE are asked for: the same format with the
 state construction disabled, which is this intervention's ablation (Gate E, §16).
 Items without a belief chain (``meta["chain"]``) are not belief questions; they go to the
@@ -24,7 +27,7 @@ import re
 from collections.abc import Sequence
 
 from cogrsi_lib.llm.backend import Backend
-from cogrsi_lib.llm.parsing import normalise_free_text
+from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.reply import Reply
 from cogrsi_lib.reader.items import ReaderItem
@@ -34,8 +37,12 @@ from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 
 MARKER = "Build only the state required for the answer"
 MAX_SLOT_WORDS = 25
+MAX_SLOT_CHARS = 150
 MAX_TOKENS = 160  # default reply cap
-_LINE = re.compile(r"^\s*([A-Za-z0-9_]+)\s*:\s*(.*?)\s*$")
+FAMILY = "scorecard.perspective"
+_LINE = re.compile(r"^([A-Z0-9_]+): (.*)$")
+#: a confidence from 0 to 1, written plainly
+CONFIDENCE_RE = r"(0(\.[0-9]{1,4})?|1(\.0{1,4})?)"
 
 
 def slot_key(agent: str) -> str:
@@ -62,6 +69,50 @@ def slot_names(chain: Sequence[str], state: bool = True) -> list[str]:
     return [*names, "ANSWER", "CONFIDENCE"]
 
 
+def literal(text: str) -> str:
+    """``text`` as a regular expression that matches it alone (the metacharacters escaped,
+    nothing else, so Python and the grammar engines read it alike)."""
+    return re.sub(r"([\\.^$*+?()\[\]{}|])", r"\\\1", text)
+
+
+def line_patterns(item: ReaderItem, chain: Sequence[str], state: bool = True
+                  ) -> list[tuple[str, str]]:
+    """Each line's name and pattern, in order: ``NAME: <text>`` for the state, then the
+    answer (one of the options) and the confidence."""
+    slot = f"[^\\n ][^\\n]{{0,{MAX_SLOT_CHARS - 1}}}"
+    lines = [(n, f"{n}: {slot}") for n in slot_names(chain, state)[:-2]]
+    options = "|".join(literal(o) for o in item.options or ())
+    return [*lines, ("ANSWER", f"ANSWER: ({options})"),
+            ("CONFIDENCE", f"CONFIDENCE: {CONFIDENCE_RE}")]
+
+
+def perspective_format(item: ReaderItem, chain: Sequence[str], state: bool = True
+                       ) -> ReplyFormat:
+    """The lines of :func:`line_patterns`, joined by newlines, and nothing else."""
+    return ReplyFormat.regex(FAMILY, "\\n".join(p for _, p in line_patterns(item, chain, state)))
+
+
+def _diagnosis(text: str, item: ReaderItem, chain: Sequence[str], state: bool) -> str:
+    """Which line of a reply breaks the format, and how."""
+    want = line_patterns(item, chain, state)
+    lines = text.strip().splitlines()
+    if len(lines) != len(want):
+        names = ", ".join(n for n, _ in want)
+        return f"{len(lines)} lines, expected {len(want)} ({names})"
+    for k, (line, (name, pattern)) in enumerate(zip(lines, want, strict=True), start=1):
+        if re.fullmatch(pattern, line):
+            continue
+        if not line.startswith(f"{name}:"):
+            return f"line {k}: expected a line '{name}: ...', got {line[:60]!r}"
+        value = line[len(name) + 1:].strip()
+        if name == "ANSWER":
+            return f"answer {value!r} is not one of the options"
+        if name == "CONFIDENCE":
+            return f"confidence {value!r} is not a number from 0 to 1"
+        return f"slot {name} is empty or longer than {MAX_SLOT_CHARS} characters"
+    return "reply does not have the perspective form"
+
+
 def perspective_prompt(item: ReaderItem, chain: Sequence[str], state: bool = True) -> str:
     """The §10 prompt for one belief question."""
     obj = str(item.meta.get("object", "object")) if item.meta else "object"
@@ -80,36 +131,25 @@ def perspective_prompt(item: ReaderItem, chain: Sequence[str], state: bool = Tru
 
 def parse_perspective(
     text: str, item: ReaderItem, chain: Sequence[str], state: bool = True,
-    max_slot_words: int = MAX_SLOT_WORDS,
+    max_slot_words: int = MAX_SLOT_WORDS, fmt: ReplyFormat | None = None,
 ) -> tuple[Reply, dict[str, str]]:
-    """Strict parse: the slots in order and nothing else; returns the reply and the state."""
-    want = slot_names(chain, state)
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(lines) != len(want):
-        return Reply(error=f"{len(lines)} lines, expected {len(want)} ({', '.join(want)})"), {}
+    """Strict parse against :func:`perspective_format`, then at most ``max_slot_words``
+    words per slot; returns the reply and the state."""
+    fmt = fmt or perspective_format(item, chain, state)
+    try:
+        fmt.parse(text)
+    except ReplyError:
+        return Reply(error=_diagnosis(text, item, chain, state)), {}
     got: dict[str, str] = {}
-    for line, name in zip(lines, want, strict=True):
+    for line in text.strip().splitlines():
         m = _LINE.match(line)
-        if not m or m.group(1).upper() != name:
-            return Reply(error=f"expected a line '{name}: ...', got {line.strip()[:60]!r}"), got
-        value = m.group(2)
-        if not value:
-            return Reply(error=f"slot {name} is empty"), got
+        assert m is not None  # the format guarantees every line
+        name, value = m.group(1), m.group(2)
         if len(value.split()) > max_slot_words:
             return Reply(error=f"slot {name} is longer than {max_slot_words} words"), got
         got[name] = value
-    options = {normalise_free_text(o): o for o in item.options or ()}
-    answer = options.get(normalise_free_text(got["ANSWER"]))
-    if answer is None:
-        return Reply(error=f"answer {got['ANSWER']!r} is not one of the options"), got
-    try:
-        conf = float(got["CONFIDENCE"])
-    except ValueError:
-        return Reply(error="confidence is not a number"), got
-    if not 0 <= conf <= 1:
-        return Reply(error=f"confidence {conf} is outside [0, 1]"), got
     state_only = {k: v for k, v in got.items() if k not in ("ANSWER", "CONFIDENCE")}
-    return Reply(answer=answer, confidence=conf), state_only
+    return Reply(answer=got["ANSWER"], confidence=float(got["CONFIDENCE"])), state_only
 
 
 class PerspectiveSystem:
@@ -118,26 +158,32 @@ class PerspectiveSystem:
     def __init__(
         self, backend: Backend, name: str = "perspective", state: bool = True,
         max_tokens: int = MAX_TOKENS, seed: int = 0, bare_max_tokens: int = DEFAULT_MAX_TOKENS,
+        structured: bool = True,
     ) -> None:
         self.backend = backend
         self.name = name
         self.state = state
         self.max_tokens = max_tokens
         self.seed = seed
+        self.structured = structured
         self.fallback = DirectSystem(backend, name=name, max_tokens=bare_max_tokens,
-                                     seed=seed)
+                                     seed=seed, structured=structured)
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         out: list[ItemRecord | None] = [None] * len(items)
         belief = [i for i, it in enumerate(items) if item_chain(it) is not None and it.options]
         other = [i for i in range(len(items)) if i not in set(belief)]
         params = SamplingParams(n=1, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
-        reqs = [Request((Message("user", perspective_prompt(items[i], item_chain(items[i]) or (),
-                                                          self.state)),), params)
-                for i in belief]
-        for i, cs in zip(belief, self.backend.generate(reqs) if reqs else [], strict=True):
+        reqs = []
+        for i in belief:
             chain = item_chain(items[i]) or ()
-            reply, st = parse_perspective(cs[0].text, items[i], chain, self.state)
+            reqs.append(Request(
+                (Message("user", perspective_prompt(items[i], chain, self.state)),), params,
+                perspective_format(items[i], chain, self.state), self.structured))
+        outs = self.backend.generate(reqs) if reqs else []
+        for i, req, cs in zip(belief, reqs, outs, strict=True):
+            chain = item_chain(items[i]) or ()
+            reply, st = parse_perspective(cs[0].text, items[i], chain, self.state, fmt=req.reply)
             rec = json_record(self.name, items[i], cs[0], reply, view="perspective")
             rec.extra["state"] = st
             out[i] = rec

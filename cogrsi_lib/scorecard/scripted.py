@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
+from cogrsi_lib.llm.fake import ScriptedBackend, json_reply, prompt_text
 from cogrsi_lib.llm.types import Job
 from cogrsi_lib.nested.heuristics import oracle_answer
 from cogrsi_lib.nested.items import NestedItem
@@ -40,6 +41,7 @@ from cogrsi_lib.nested.reply import ANSWER_FORMAT
 from cogrsi_lib.oracle.render import render
 from cogrsi_lib.oracle.state import Chain, replay
 from cogrsi_lib.oracle.world import World
+from cogrsi_lib.reader.prompts import DIRECT, REASONED
 from cogrsi_lib.scorecard import perspective, store_system
 from cogrsi_lib.scorecard.answers import NUMBER_FORMAT
 from cogrsi_lib.scorecard.applied import AppliedItem
@@ -51,7 +53,9 @@ from cogrsi_lib.scorecard.selfpred import (
 )
 from cogrsi_lib.scorecard.strategic import StrategicItem
 
-READER_FORMAT = "Finish with one line 'Answer:"
+#: the reader's answering prompts (the baselines of the scorecard use them)
+READER_FAMILIES = (REASONED, DIRECT)
+_OPTION = re.compile(r"^([A-Z])\. (.+)$", re.M)
 UNSURE = "I am not sure."
 
 
@@ -168,20 +172,20 @@ class ScriptedModel:
     # -- replies ----------------------------------------------------------------------
     def __call__(self, job: Job) -> str:
         text = prompt_text(job)
-        kind = prompt_kind(text)
+        kind = "reader" if job.request.family in READER_FAMILIES else prompt_kind(text)
         # a prediction prompt lists earlier tasks too: look only at the one to predict
         case = self.find(predicted_task_text(text) if kind == "predict" else text)
         if case is None or kind is None:
             return UNSURE
         if isinstance(case, ToMCase):
-            return self._tom(case, kind)
+            return self._tom(case, kind, job)
         if isinstance(case, StrategicItem):
-            return self._strategic(case, kind)
+            return self._strategic(case, kind, job)
         if isinstance(case, Task):
-            return self._task(case, kind, text)
+            return self._task(case, kind, text, job)
         return UNSURE
 
-    def _tom(self, case: ToMCase, kind: str) -> str:
+    def _tom(self, case: ToMCase, kind: str, job: Job) -> str:
         if kind == "perspective":
             skill = self.skill("perspective")
             ans, conf = skill.answer(case)
@@ -197,7 +201,7 @@ class ScriptedModel:
         if kind == "store":
             return self._store(case)
         ans, conf = self.skill("bare").answer(case)
-        return _format(kind, ans, conf)
+        return _format(job, kind, ans, conf)
 
     def _store(self, case: ToMCase) -> str:
         skill = self.skill("store")
@@ -211,11 +215,11 @@ class ScriptedModel:
         own, conf = self.skill("bare").answer(case)
         return json.dumps({"entries": entries, "answer": own, "confidence": conf})
 
-    def _strategic(self, item: StrategicItem, kind: str) -> str:
+    def _strategic(self, item: StrategicItem, kind: str, job: Job) -> str:
         if item.kind == "predictive":
-            return _format(kind, item.baseline(self.strategic_prediction), 0.6,
+            return _format(job, kind, item.baseline(self.strategic_prediction), 0.6,
                            numeric=item.options is None)
-        return _format(kind, item.gold, 0.9, numeric=item.options is None)
+        return _format(job, kind, item.gold, 0.9, numeric=item.options is None)
 
     def preferred(self, task: Task) -> str:
         pref = self.preferences.get(task.task_class, 0)
@@ -223,16 +227,16 @@ class ScriptedModel:
             pref += 1
         return task.options[pref % len(task.options)]
 
-    def _task(self, task: Task, kind: str, text: str) -> str:
+    def _task(self, task: Task, kind: str, text: str, job: Job) -> str:
         if kind != "predict":
-            return _format(kind, self.preferred(task), 0.5)
+            return _format(job, kind, self.preferred(task), 0.5)
         seen = [a for a in observed_answers(text) if a in task.options][-self.window:]
         if not seen:
-            return _format("direct", self.preferred(task), 0.5)
+            return _format(job, "direct", self.preferred(task), 0.5)
         counts = Counter(seen)
         top = max(counts.values())
         guess = next(a for a in reversed(seen) if counts[a] == top)
-        return _format("direct", guess, round(top / len(seen), 4))
+        return _format(job, "direct", guess, round(top / len(seen), 4))
 
 
 def prompt_kind(text: str) -> str | None:
@@ -247,16 +251,15 @@ def prompt_kind(text: str) -> str | None:
         return "store"
     if ANSWER_FORMAT in text or NUMBER_FORMAT in text:
         return "direct"
-    if READER_FORMAT in text:
-        return "reader"
     return None
 
 
-def _format(kind: str, answer: str, confidence: float, numeric: bool = False) -> str:
+def _format(job: Job, kind: str, answer: str, confidence: float, numeric: bool = False) -> str:
     if kind == "perspective_no_state":
         return f"ANSWER: {answer}\nCONFIDENCE: {confidence}"
-    if kind == "reader":
-        return f"Answer: {answer}"
+    if kind == "reader":  # the reader's prompts answer by the option's label
+        labels = {text: lab for lab, text in _OPTION.findall(prompt_text(job))}
+        return json_reply(job, {"reasoning": "Scripted.", "answer": labels.get(answer, answer)})
     value: object = answer
     if numeric:
         x = float(answer)

@@ -7,8 +7,10 @@ number of the story line it rests on, as one JSON object::
                   "source": 5}, ...],
      "answer": "box", "confidence": 0.7}
 
-The entries go through :class:`~cogrsi_lib.scorecard.store.EpistemicStore` (malformed or
-unsourced entries are refused and recorded), and the answer is read off the store for the
+The reply's form is declared once (:func:`store_format`, family ``scorecard.store``); a reply
+that breaks it stores nothing. The entries go through
+:class:`~cogrsi_lib.scorecard.store.EpistemicStore` (entries it cannot keep are refused and
+recorded), and the answer is read off the store for the
 asked chain.  When the store holds nothing for that chain the system abstains: the store's
 UNKNOWN is never replaced by a guess (§11.2).  One store per story question; deeper
 entries are transient and dropped when the question is done (§11.4).
@@ -25,9 +27,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import Field
+
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
-from cogrsi_lib.nested.reply import Reply, parse_reply
+from cogrsi_lib.nested.reply import Reply
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
 from cogrsi_lib.scorecard.answers import ABSTAINED, item_chain, json_record
@@ -71,56 +76,58 @@ def store_prompt(item: ReaderItem, chain: Sequence[str]) -> str:
 
 
 class StoreReplyError(ValueError):
-    """The reply is not one JSON object with exactly entries, answer and confidence."""
+    """The reply breaks the store's declared format (:func:`store_format`)."""
+
+
+FAMILY = "scorecard.store"
+
+
+def store_format(item: ReaderItem, chain: Sequence[str]) -> ReplyFormat:
+    """The store reply: at most one entry per needed chain, each with a subject (agents of
+    the question's chain), a location (an option), a confidence and the number of the story
+    line it rests on; then the model's own answer and confidence."""
+    agents = list(dict.fromkeys(chain)) or ["nobody"]
+    options = list(item.options or ())
+    entry = reply_model(
+        "StoreEntry",
+        subject=(list[enum_of(agents)], Field(min_length=1, max_length=max(1, len(chain)))),
+        location=(enum_of(options), Field()),
+        confidence=(float, Field(ge=0, le=1)),
+        source=(int, Field(ge=1, le=max(1, len(item.lines())),
+                           description="story line number")),
+    )
+    model = reply_model(
+        "StoreReply",
+        entries=(list[entry], Field(max_length=max(1, len(chain)))),  # type: ignore[valid-type]
+        answer=(enum_of(options), Field()),
+        confidence=(float, Field(ge=0, le=1)),
+    )
+    return ReplyFormat.json(FAMILY, model, fences=False)
 
 
 def parse_store_reply(
     text: str, item: ReaderItem, store: EpistemicStore, topic: str,
+    fmt: ReplyFormat | None = None,
 ) -> tuple[Reply, list[dict[str, Any]]]:
-    """Fill ``store`` from the reply; returns the model's own answer and the refused entries.
+    """Fill ``store`` from the reply; returns the model's own answer and the entries the
+    store refused (an entry for a chain it does not keep, a source it cannot cite, ...).
 
-    Raises :class:`StoreReplyError` (nothing stored) unless the reply is one JSON object with
-    exactly ``entries`` (a list), ``answer`` and ``confidence``; a malformed entry is refused
-    alone, and a malformed own answer only makes the returned reply unparsed.
+    Raises :class:`StoreReplyError` (nothing stored) when the reply breaks
+    :func:`store_format`.
     """
+    fmt = fmt or store_format(item, item_chain(item) or ())
     try:
-        raw = json.loads(text)
-    except (json.JSONDecodeError, ValueError) as err:
-        raise StoreReplyError("not a single JSON value") from err
-    if not isinstance(raw, dict) or set(raw) != {"entries", "answer", "confidence"}:
-        raise StoreReplyError("expected one object with entries, answer and confidence")
-    if not isinstance(raw["entries"], list):
-        raise StoreReplyError("entries is not a list")
-    own = parse_reply(json.dumps({"answer": raw["answer"], "confidence": raw["confidence"]}),
-                      item.options or ())
+        reply = fmt.parse(text)
+    except ReplyError as err:
+        raise StoreReplyError(err.reason) from err
+    own = Reply(answer=reply.answer, confidence=reply.confidence)
     refused = []
-    for i, e in enumerate(raw["entries"]):
-        why = _entry_problem(e, item)
-        if why is None:
-            try:
-                store.add(Entry(tuple(e["subject"]), topic, e["location"],
-                                float(e["confidence"]), e["source"]))
-                continue
-            except StoreError as err:
-                why = str(err)
-        refused.append({"index": i, "entry": e, "reason": why})
+    for i, e in enumerate(reply.entries):
+        try:
+            store.add(Entry(tuple(e.subject), topic, e.location, e.confidence, e.source))
+        except StoreError as err:
+            refused.append({"index": i, "entry": e.model_dump(), "reason": str(err)})
     return own, refused
-
-
-def _entry_problem(e: Any, item: ReaderItem) -> str | None:
-    if not isinstance(e, dict) or set(e) - {"subject", "location", "confidence", "source"}:
-        return "an entry is an object with subject, location, confidence and source"
-    subj = e.get("subject")
-    if not isinstance(subj, list) or not subj or not all(isinstance(a, str) for a in subj):
-        return "subject is not a list of names"
-    if e.get("location") not in (item.options or ()):
-        return f"location {e.get('location')!r} is not one of the options"
-    conf = e.get("confidence")
-    if isinstance(conf, bool) or not isinstance(conf, int | float):
-        return "confidence is not a number"
-    if "source" not in e:
-        return "no source: absence of evidence is UNKNOWN, not a belief"
-    return None
 
 
 class StoreSystem:
@@ -129,7 +136,7 @@ class StoreSystem:
     def __init__(
         self, backend: Backend, name: str = "store", read_store: bool = True,
         max_tokens: int = MAX_TOKENS, seed: int = 0, max_persistent_depth: int = 2,
-        bare_max_tokens: int = DEFAULT_MAX_TOKENS,
+        bare_max_tokens: int = DEFAULT_MAX_TOKENS, structured: bool = True,
     ) -> None:
         self.backend = backend
         self.name = name
@@ -137,17 +144,22 @@ class StoreSystem:
         self.max_tokens = max_tokens
         self.seed = seed
         self.max_persistent_depth = max_persistent_depth
+        self.structured = structured
         self.fallback = DirectSystem(backend, name=name, max_tokens=bare_max_tokens,
-                                     seed=seed)
+                                     seed=seed, structured=structured)
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         out: list[ItemRecord | None] = [None] * len(items)
         belief = [i for i, it in enumerate(items) if item_chain(it) and it.options]
         params = SamplingParams(n=1, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
-        reqs = [Request((Message("user", store_prompt(items[i], item_chain(items[i]) or ())),),
-                        params) for i in belief]
-        for i, cs in zip(belief, self.backend.generate(reqs) if reqs else [], strict=True):
-            out[i] = self._record(items[i], cs[0])
+        reqs = []
+        for i in belief:
+            chain = item_chain(items[i]) or ()
+            reqs.append(Request((Message("user", store_prompt(items[i], chain)),), params,
+                                store_format(items[i], chain), self.structured))
+        outs = self.backend.generate(reqs) if reqs else []
+        for i, req, cs in zip(belief, reqs, outs, strict=True):
+            out[i] = self._record(items[i], cs[0], req.reply)
         other = [i for i in range(len(items)) if out[i] is None]
         if other:
             for i, rec in zip(other, self.fallback.answer_batch([items[i] for i in other]),
@@ -156,14 +168,14 @@ class StoreSystem:
                 out[i] = rec
         return [r for r in out if r is not None]
 
-    def _record(self, item: ReaderItem, completion: Any) -> ItemRecord:
+    def _record(self, item: ReaderItem, completion: Any, fmt: ReplyFormat | None) -> ItemRecord:
         chain = item_chain(item) or ()
         topic = location_topic(str(item.meta.get("object", "object")))
         store = EpistemicStore(n_sources=len(item.lines()),
                                max_persistent_depth=self.max_persistent_depth,
                                max_depth=max(len(chain), self.max_persistent_depth))
         try:
-            own, refused = parse_store_reply(completion.text, item, store, topic)
+            own, refused = parse_store_reply(completion.text, item, store, topic, fmt)
         except StoreReplyError as err:
             rec = json_record(self.name, item, completion, Reply(error=str(err)), view="store")
             rec.extra.update({"store": [], "refused": [], "store_answer": None,

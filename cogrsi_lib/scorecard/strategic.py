@@ -27,10 +27,10 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 
+from cogrsi_lib.nested.reply import format_number
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
 from cogrsi_lib.reader.system import System, run_system
-from cogrsi_lib.scorecard.answers import format_number
 from cogrsi_lib.scorecard.games import (
     Equilibrium,
     GuessingGame,

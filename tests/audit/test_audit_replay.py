@@ -13,7 +13,7 @@ from cogrsi_lib.audit import (
     replay_counterexamples,
     replay_summary,
 )
-from cogrsi_lib.llm.fake import ScriptedBackend
+from cogrsi_lib.llm.fake import ScriptedBackend, json_reply
 from cogrsi_lib.oracle.render import render
 from cogrsi_lib.reader import GroundedReader, ReaderConfig
 
@@ -69,7 +69,7 @@ def test_replay_through_the_grounded_reader(audits, sample):
 
     def respond(job):
         text = "\n".join(m.content for m in job.request.messages)
-        return "Answer: B" if "Principle:" in text else "Answer: A"
+        return json_reply(job, {"reasoning": "", "answer": "B" if "Principle:" in text else "A"})
 
     reader = GroundedReader(ScriptedBackend(respond), None, ReaderConfig(use_perception=False))
     records = replay_counterexamples(audits, sample, reader_answerer(reader), max_per_rule=2,

@@ -49,7 +49,8 @@ def test_summary_says_when_one_model_plays_both_roles(tiny_sample, tmp_path):
 
 
 def test_replay_answerer_builds_the_reader_from_params():
-    answer, identity = replay_answerer({"backend": "fake", "reply": "Answer: B"},
+    answer, identity = replay_answerer({"backend": "fake",
+                                        "reply": '{"reasoning": "", "answer": "B"}'},
                                        {"use_perception": False})
     from cogrsi_lib.reader import ReaderItem
 

@@ -15,31 +15,46 @@ from cogrsi_lib.audit import (
 )
 from cogrsi_lib.audit.audit import AuditConfig
 from cogrsi_lib.audit.handwritten import ABSENT_OR_ASLEEP, NO_TRANSLATION, fenced
-from cogrsi_lib.audit.translate import API_TEXT
+from cogrsi_lib.audit.translate import API_TEXT, translation_format
 from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
 
 CODE = "def applies(world, q):\n    return True\n\ndef predict(world, q):\n    return 'box'\n"
 
 
-def test_extract_code_takes_the_block_that_defines_both():
-    reply = f"Sure.\n```python\nx = 1\n```\nand\n```python\n{CODE}```\ndone"
-    assert extract_code(reply) == CODE
-    assert extract_code(f"```\n{CODE}```") == CODE
-    split = ("```python\ndef applies(world, q):\n    return True\n```\n"
-             "```python\ndef predict(world, q):\n    return 'box'\n```")
-    got = extract_code(split)
-    assert got is not None and "def applies" in got and "def predict" in got
+FORMAT = translation_format(512)
+
+
+@pytest.mark.parametrize("reply", [
+    f"```python\n{CODE}```",
+    f"  ```python\n{CODE}```\n",
+    f"```python\nimport math\n\nLIMIT = 3\n\n{CODE}```",
+    "```python\ndef applies(world, q) -> bool:\n    return True\n\n\n"
+    "def predict(world, q) -> str:\n    return 'box'\n```",
+])
+def test_extract_code_reads_one_block_that_defines_both(reply):
+    got = extract_code(reply, FORMAT)
+    assert got is not None and got == reply.strip()[len("```python\n"):-3]
+    assert "def applies" in got and "def predict" in got
 
 
 @pytest.mark.parametrize("reply", [
     "no code at all",
     CODE,  # not fenced: strict parsing refuses it
+    f"Sure.\n```python\n{CODE}```",  # nothing but the block
+    f"```python\n{CODE}```\ndone",
     f"```python\n{CODE}",  # never closed (cut off)
     "```python\ndef applies(world, q):\n    return True\n```",  # predict missing
+    "```python\ndef predict(world, q):\n    return 1\n\ndef applies(world, q):\n    return 1\n```",
+    "```python\ndef applies(world, q):\n    return True\n```\n"
+    "```python\ndef predict(world, q):\n    return 'box'\n```",  # two blocks
     f"```javascript\n{CODE}```",
+    "```python\n    def applies(world, q):\n        return 1\n    def predict(world, q):\n"
+    "        return 1\n```",  # not top level
+    "```python\n" + "x = 1\n" * 200 + CODE + "```",  # more lines than the cap allows
 ])
 def test_extract_code_refuses(reply):
-    assert extract_code(reply) is None
+    assert extract_code(reply, FORMAT) is None
+    assert not FORMAT.ok(reply)
 
 
 def test_prompts_show_the_api_and_the_rule_and_nothing_about_its_origin():
@@ -83,7 +98,7 @@ def test_a_reply_cut_by_the_cap_is_recorded_as_capped():
 
 def test_recompile_with_a_larger_cap_keeps_both_verdicts(sample):
     rule = ABSENT_OR_ASLEEP
-    wordy = "I will reason about every event first. " * 100 + fenced(rule.code_b)
+    wordy = fenced("# I will reason about every event first.\n" * 60 + rule.code_b)
 
     def respond(job):
         return wordy if f"Rule:\n{rule.text}\n" in prompt_text(job) else NO_TRANSLATION

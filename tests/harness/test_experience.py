@@ -394,6 +394,7 @@ GOOD = {
     "use": "a character was away while something changed",
     "boundary": "the character saw the change",
     "labels": {},
+    "revise": None,
 }
 
 
@@ -467,20 +468,28 @@ def test_distil_does_not_change_the_input_store() -> None:
     assert [e.entry_id for e in start] == ["m1"]
 
 
+def m1_json(**over) -> str:
+    """A reply to a prompt that showed entry m1."""
+    return reply_json(**{"labels": {"m1": "neutral"}, **over})
+
+
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [
         ("Sure! Here is my reflection.", "malformed_json"),
         ("[1, 2]", "malformed_json"),
-        (reply_json(dimension="Mood"), "unknown_dimension"),
-        (reply_json(strategy="Pick basket when unsure."), "names_gold"),
-        (reply_json(strategy="Sally keeps her belief while away."), "names_story"),
-        (reply_json(use=None), "missing_field"),
-        (reply_json(boundary=7), "bad_type"),
-        (reply_json(labels={"m9": "helpful"}), "bad_label"),
-        (reply_json(labels={"m1": "great"}), "bad_label"),
-        (reply_json(revise="m9"), "bad_revise"),
-        (json.dumps({k: v for k, v in GOOD.items() if k != "labels"}), "missing_field"),
+        (m1_json(dimension="Mood"), "malformed_json"),
+        (m1_json(strategy="Pick basket when unsure."), "names_gold"),
+        (m1_json(strategy="Sally keeps her belief while away."), "names_story"),
+        (m1_json(use=None), "missing_field"),
+        (m1_json(use="  "), "missing_field"),
+        (m1_json(dimension=None), "missing_field"),
+        (m1_json(boundary=7), "malformed_json"),
+        (m1_json(labels={"m9": "helpful"}), "malformed_json"),
+        (m1_json(labels={"m1": "great"}), "malformed_json"),
+        (m1_json(labels={}), "malformed_json"),
+        (m1_json(revise="m9"), "malformed_json"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "labels"}), "malformed_json"),
     ],
 )
 def test_rejected_reflector_replies_are_logged(reply: str, reason: str) -> None:
@@ -540,10 +549,10 @@ def test_dev_test_overlap_raises() -> None:
 def test_predict_dimension_strict_and_batched() -> None:
     items = [item(0), item(1, "How does Sally feel?"), item(2, "Why?"), item(3, "Who?")]
     replies = {
-        "Where will": "Dimension: Belief",
-        "feel": "dimension: emotion.",
-        "Why?": "Dimension: Mood",
-        "Who?": "Dimension: Belief\nDimension: Desire",
+        "Where will": '{"dimension":"Belief"}',
+        "feel": '{"dimension": "Emotion"}',
+        "Why?": '{"dimension": "Mood"}',
+        "Who?": "Dimension: Belief",
     }
 
     def responder(job) -> str:
@@ -555,15 +564,18 @@ def test_predict_dimension_strict_and_batched() -> None:
     preds = predict_dimension(items, backend, ledgers=ledgers)
     assert [p.dimension for p in preds] == ["Belief", "Emotion", None, None]
     assert [p.status for p in preds] == ["ok", "ok", "unparsed", "unparsed"]
-    assert preds[2].raw == "Dimension: Mood" and unparsed_count(preds) == 2
+    assert preds[2].raw == '{"dimension": "Mood"}' and unparsed_count(preds) == 2
     assert backend.batches == [4]
     assert all(lg.roles["dimension"].calls == 1 for lg in ledgers)
+    assert backend.jobs[0].request.reply.schema()["properties"]["dimension"]["enum"] == list(
+        DIMENSIONS)
     dim, status, raw = preds[0]
-    assert (dim, status, raw) == ("Belief", "ok", "Dimension: Belief")
+    assert (dim, status, raw) == ("Belief", "ok", '{"dimension":"Belief"}')
 
 
 def test_every_dimension_name_parses() -> None:
-    backend = ScriptedBackend(lambda job: f"Dimension: {DIMENSIONS[int(job.seed) % 7]}")
+    backend = ScriptedBackend(
+        lambda job: json.dumps({"dimension": DIMENSIONS[int(job.seed) % 7]}))
     preds = predict_dimension([item(i) for i in range(20)], backend)
     assert all(p.dimension in DIMENSIONS for p in preds)
 

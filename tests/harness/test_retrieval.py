@@ -253,54 +253,53 @@ def test_good_yaml_loads(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "reply,cats,status,dropped",
+    "reply,cats,status",
     [
-        ("Categories: faux_pas, politeness", ("faux_pas", "politeness"), "ok", ()),
-        ("Reasoning...\n**Categories:** Faux Pas; white-lie", ("faux_pas", "white_lie"), "ok", ()),
-        ("Category: hint", ("hint",), "ok", ()),
-        ("Categories: none", (), "none", ()),
-        ("Categories: None.", (), "none", ()),
-        ("Categories: faux_pas, astrology", ("faux_pas",), "ok", ("astrology",)),
-        ("Categories: astrology, cooking", (), "unknown", ("astrology", "cooking")),
-        ("I think it is about faux pas.", (), "unparsed", ()),
-        ("Categories: ", (), "unparsed", ()),
-        ("Categories: hint\nCategories: irony_sarcasm", (), "unparsed", ()),
-        ("Categories: none, hint", (), "unparsed", ()),
-        ("Categories: hint, hint", ("hint",), "ok", ()),
+        ('{"categories": ["faux_pas", "politeness"]}', ("faux_pas", "politeness"), "ok"),
+        ('{"categories":["hint"]}', ("hint",), "ok"),
+        ('{"categories":["hint","hint"]}', ("hint",), "ok"),
+        ('{"categories": []}', (), "none"),
+        ('{"categories": ["faux_pas", "astrology"]}', (), "unparsed"),
+        ('{"categories": ["Faux Pas"]}', (), "unparsed"),
+        ('{"categories": ["hint", "lie", "irony_sarcasm", "faux_pas"]}', (), "unparsed"),
+        ('{"categories": "hint"}', (), "unparsed"),
+        ("Categories: faux_pas", (), "unparsed"),
+        ("I think it is about faux pas.", (), "unparsed"),
     ],
 )
-def test_parse_categories(reply, cats, status, dropped) -> None:
+def test_parse_categories(reply, cats, status) -> None:
     p = parse_categories(reply)
-    assert (p.categories, p.status, p.dropped, p.raw) == (cats, status, dropped, reply)
+    assert (p.categories, p.status, p.raw) == (cats, status, reply)
+    assert bool(p.reason) == (status == "unparsed")
     categories, st_, raw = p
     assert (categories, st_, raw) == (cats, status, reply)
 
 
 def test_predict_categories_one_batched_call_per_item() -> None:
-    replies = {"q1": "Categories: faux_pas", "q2": "Categories: none", "q3": "no idea",
-               "q4": "Categories: faux_pas, unicorns"}  # fmt: skip
+    replies = {"q1": '{"categories":["faux_pas"]}', "q2": '{"categories":[]}', "q3": "no idea",
+               "q4": '{"categories":["faux_pas","unicorns"]}'}  # fmt: skip
 
     def responder(job) -> str:
         text = prompt_text(job)
-        assert "faux_pas:" in text and "Categories: none" in text and "Story line." in text
+        assert "faux_pas:" in text and "none ([])" in text and "Story line." in text
+        assert job.request.reply.family == "harness.categories"
         return next(v for k, v in replies.items() if f"Question: {k}?" in text)
 
     backend = ScriptedBackend(responder)
     items = [item(f"{k}?", k) for k in replies]
     preds = predict_categories(items, backend)
     assert backend.batches == [4] and backend.calls == 4
-    assert [p.status for p in preds] == ["ok", "none", "unparsed", "ok"]
+    assert [p.status for p in preds] == ["ok", "none", "unparsed", "unparsed"]
     assert preds[2].raw == "no idea" and preds[2].categories == ()
-    assert preds[3].dropped == ("unicorns",)
     assert all(p.ledger.total().calls == 1 for p in preds)
     assert all(p.ledger.roles.keys() == {"rag_categories"} for p in preds)
     assert all(j.request.params.temperature == 0.0 for j in backend.jobs)
     counts = prediction_counts(preds)
-    assert counts == {"ok": 2, "none": 1, "unknown": 0, "unparsed": 1, "dropped_names": 1}
+    assert counts == {"ok": 1, "none": 1, "unparsed": 2}
 
 
 def test_predict_categories_without_story() -> None:
-    backend = ScriptedBackend(lambda job: "Categories: none")
+    backend = ScriptedBackend(lambda job: '{"categories": []}')
     predict_categories([item()], backend, include_story=False)
     assert "Story line." not in prompt_text(backend.jobs[0])
 

@@ -19,7 +19,7 @@ from cogrsi_lib.harness.runtime import (
     build_ablations,
     state_block,
 )
-from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
+from cogrsi_lib.llm.fake import ScriptedBackend, json_reply, prompt_text
 from cogrsi_lib.loops.devdata import oracle_dev_items
 from cogrsi_lib.reader.items import ReaderItem
 
@@ -30,8 +30,8 @@ def _items(n: int = 3) -> list[ReaderItem]:
     return oracle_dev_items(2, 5)[:n]
 
 
-def _is_answer_prompt(text: str) -> bool:
-    return "Finish with one line 'Answer:" in text
+def _is_answer_prompt(job) -> bool:
+    return job.request.reply.family in ("answer.direct", "harness.draft")
 
 
 class Model:
@@ -44,17 +44,18 @@ class Model:
 
     def __call__(self, job) -> str:
         t = prompt_text(job)
-        if _is_answer_prompt(t):
+        family = job.request.reply.family
+        if _is_answer_prompt(job):
             self.answer_prompts.append(t)
             if "[Skill " in t and self.exits < self.exit_first:
                 self.exits += 1
-                return "EXIT"
-            return "Answer: A"
-        if "Skill:" in t:
+                return json_reply(job, {"answer": "EXIT"})
+            return json_reply(job, {"answer": "A"})
+        if family == "harness.route.skill":
             ids = re.findall(r"^- ([\w.\-]+)", t, re.M)
-            return f"Skill: {ids[0]}"
-        if "Variable:" in t:
-            return f"Variable: {self.variable}"
+            return json_reply(job, {"skill": ids[0]})
+        if family == "harness.route.variable":
+            return json_reply(job, {"variable": self.variable})
         return "no idea"
 
 

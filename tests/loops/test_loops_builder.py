@@ -77,33 +77,35 @@ def test_malformed_replies_are_rejected_not_repaired(text):
 
 
 @pytest.mark.parametrize("kw,reason", [
-    ({"diagnosis": None}, "missing_field"),
+    ({"diagnosis": None}, "malformed_json"),  # the declared format says how
     ({"rule": ""}, "missing_field"),
     ({"condition": "   "}, "missing_field"),
-    ({"rule": 5}, "bad_type"),
-    ({"operation": "delete"}, "bad_operation"),
-    ({"operation": None}, "missing_field"),
+    ({"rule": 5}, "malformed_json"),
+    ({"operation": "delete"}, "malformed_json"),
+    ({"operation": None}, "malformed_json"),
     ({"operation": "revise", "entry": None}, "bad_entry"),
     ({"operation": "revise", "entry": 3}, "bad_entry"),
-    ({"operation": "retire", "entry": 0}, "bad_entry"),
-    ({"operation": "revise", "entry": "2"}, "bad_entry"),
-    ({"operation": "revise", "entry": True}, "bad_entry"),
+    ({"operation": "retire", "entry": 0}, "malformed_json"),
+    ({"operation": "revise", "entry": "2"}, "malformed_json"),
+    ({"operation": "revise", "entry": True}, "malformed_json"),
 ])
 def test_field_errors_have_their_reason(kw, reason):
     r = judge(reply(**kw), LIB2)
     assert not r.ok and r.reason == reason, (r.reason, r.detail)
 
 
-def test_missing_key_is_missing_field():
+def test_a_missing_key_breaks_the_declared_format():
     obj = json.loads(reply())
     del obj["condition"]
-    assert judge(json.dumps(obj)).reason == "missing_field"
+    r = judge(json.dumps(obj))
+    assert r.reason == "malformed_json" and r.detail == "condition: Field required"
 
 
 def test_revise_and_retire_address_existing_entries():
     r = judge(reply(operation="revise", entry=2), LIB2)
     assert r.ok and LIB2.apply(r.edit).rules[1].condition == "a character leaves before a move"
-    r = judge(json.dumps({"diagnosis": "x", "operation": "retire", "entry": 1}), LIB2)
+    r = judge(json.dumps({"diagnosis": "x", "operation": "retire", "entry": 1,
+                          "condition": "", "rule": ""}), LIB2)
     assert r.ok and [x.condition for x in LIB2.apply(r.edit).rules] == ["c"]
     assert judge(reply(operation="retire", entry=1), RuleLibrary()).reason == "bad_entry"
 
@@ -162,7 +164,7 @@ def test_single_principle_replies():
     assert judge(json.dumps({"diagnosis": "d", "principle": "Aria is wrong."}), p
                  ).reason == "names_story"
     assert judge(json.dumps({"diagnosis": "d", "principle": "old  text"}), p).reason == "no_change"
-    assert judge(reply(), p).reason == "missing_field"  # a library reply has no principle
+    assert judge(reply(), p).reason == "malformed_json"  # a library reply has no principle
 
 
 def test_prompt_shows_library_failures_and_limits_but_not_validity():

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from cogrsi_lib.llm import CachedBackend, ScriptedBackend
+from cogrsi_lib.llm.fake import json_reply
 from cogrsi_lib.llm.types import Job
 from cogrsi_lib.oracle.world import Event, Question, World
 from cogrsi_lib.pddl import prompts as P
@@ -170,8 +171,10 @@ def test_benchmark_items_are_scored_by_their_own_rule() -> None:
         text = job.request.messages[-1].content
         if _task(job) != P.TASK_ANSWER:
             return "no"
-        ex = next(e for e in exs if e.question in text and e.story in text)
-        return f"Answer: {ex.gold}"
+        mc = P.OPTIONS_HEADER in text  # an item and its multiple-choice twin share the text
+        ex = next(e for e in exs if e.question in text and e.story in text
+                  and bool(e.options) == mc)
+        return json_reply(job, {"reasoning": "", "answer": ex.gold})
 
     rec = run_ladder(ScriptedBackend(gold_reply), exs, LadderConfig(variants=("full",)))
     assert rec.height == len(exs)

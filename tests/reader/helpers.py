@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -17,6 +19,9 @@ STORY = (
     "5 Aria moved the grapefruit to the blue_container."
 )
 PERCEPTION_OK = "1: Aria\n2: Aria, Aiden\n3: Aria, Aiden\n4: Aria, Aiden\n5: Aria"
+PERCEPTION_OK_JSON = (
+    '{"1":["Aria"],"2":["Aria","Aiden"],"3":["Aria","Aiden"],"4":["Aria","Aiden"],"5":["Aria"]}'
+)
 
 
 def narrative(item_id: str = "q1", **kw) -> ReaderItem:
@@ -43,6 +48,9 @@ CONV_PERCEPTION = "\n".join(
     ["1: Kobe, Richard, Lina", "2: Kobe, Richard, Lina", "3: Kobe, Richard, Lina"]
     + ["4: Richard, Lina", "5: Richard, Lina"]
 )
+CONV_PERCEPTION_JSON = json.dumps(
+    {str(i): ["Kobe", "Richard", "Lina"] for i in (1, 2, 3)}
+    | {str(i): ["Richard", "Lina"] for i in (4, 5)}, separators=(",", ":"))
 
 
 def conversation(item_id: str = "c1", **kw) -> ReaderItem:
@@ -58,6 +66,44 @@ def conversation(item_id: str = "c1", **kw) -> ReaderItem:
     )
     base.update(kw)
     return ReaderItem(**base)
+
+
+_SHORT_ANSWER = re.compile(r"^(?P<why>.*?)\n?Answer: (?P<value>[^\n]+)$", re.S)
+_SHORT_LINE = re.compile(r"^(\d+): (.*)$")
+
+
+def as_reply(job: Job, text: str) -> str:
+    """A test's shorthand as the reply its request's format asks for: ``"<why>\nAnswer: X"``
+    as the answer or arbitration JSON, ``"1: Aria, Aiden\n2: none"`` as perception JSON
+    (keys kept in order, duplicates included). Any other text is returned unchanged, as a
+    malformed reply."""
+    fmt = job.request.reply
+    if fmt is None or fmt.kind != "json":
+        return text
+    props = list(fmt.schema()["properties"])
+    if props[0] == "1":
+        lines = [_SHORT_LINE.match(x) for x in text.splitlines()]
+        if not lines or not all(lines):
+            return text
+        parts = []
+        for m in lines:
+            names = [] if m.group(2).strip() == "none" else [
+                n.strip() for n in m.group(2).split(",")]
+            parts.append(f'"{m.group(1)}":{json.dumps(names)}')
+        return "{" + ",".join(parts) + "}"
+    m = _SHORT_ANSWER.match(text)
+    if m is None:
+        return text
+    value: object = m.group("value").strip()
+    obj: dict[str, object] = {}
+    if "choice" in props:
+        obj["reason"] = m.group("why").strip()
+        obj["choice"] = int(value) if str(value).isdigit() else value
+        return json.dumps(obj)
+    if "reasoning" in props:
+        obj["reasoning"] = m.group("why").strip()
+    obj["answer"] = value
+    return json.dumps(obj)
 
 
 def kind_of(job: Job) -> str:
@@ -101,8 +147,8 @@ class Script:
         if callable(val):
             return val(job)
         if isinstance(val, str):
-            return val
-        return val[job.index]
+            return as_reply(job, val)
+        return as_reply(job, val[job.index])
 
     def count(self, kind: str) -> int:
         return sum(k == kind for k, _ in self.seen)

@@ -10,7 +10,7 @@ from cogrsi_lib.llm.fake import prompt_text
 from cogrsi_lib.reader import ReaderConfig
 from cogrsi_lib.reader.report import cost_table
 
-from .helpers import Script, conversation, kind_of, narrative
+from .helpers import Script, as_reply, conversation, kind_of, narrative
 
 
 def one(name: str, script: Script, item=None, backend=None):
@@ -65,7 +65,7 @@ def test_self_consistency_votes_and_sc6_is_free_after_sc9(tmp_path) -> None:
         "Answer: A",
         "Answer: A",
     ]
-    inner = ScriptedBackend(lambda job: replies[job.index])
+    inner = ScriptedBackend(lambda job: as_reply(job, replies[job.index]))
     b = CachedBackend(inner, tmp_path)
     sc9 = make_system("sc9", b).answer_batch([narrative()])[0]
     assert (
@@ -81,18 +81,28 @@ def test_self_consistency_votes_and_sc6_is_free_after_sc9(tmp_path) -> None:
 
 
 def test_simtom_takes_the_target_perspective_first() -> None:
-    s = Script(other="Answer: A")
+    known = '{"events":["Aiden entered the front_yard.","Aiden exited the front_yard."]}'
+    s = Script(other=known)
     rec, b = one("simtom", s)
     kinds = [kind_of(j) for j in b.jobs]
     assert kinds == ["perspective", "perspective_answer"]
     assert "events that Aiden knows about" in prompt_text(b.jobs[0])
+    assert b.jobs[0].request.reply.family == "simtom.perspective"
     answer_prompt = prompt_text(b.jobs[1])
-    assert (
-        "You are Aiden." in answer_prompt
-        and "Here is what Aiden knows:\nAnswer: A" in answer_prompt
+    assert "You are Aiden." in answer_prompt and (
+        "Here is what Aiden knows:\nAiden entered the front_yard.\nAiden exited the front_yard."
+        in answer_prompt
     )
-    assert rec.extra["perspective"] == "Answer: A"
+    assert rec.extra["perspective"] == ["Aiden entered the front_yard.",
+                                        "Aiden exited the front_yard."]
+    assert rec.extra["perspective_status"] == "ok"
     assert rec.ledger.to_dict()["by_role"]["perspective"]["calls"] == 1
+
+
+def test_simtom_keeps_a_malformed_perspective_as_it_came() -> None:
+    rec, b = one("simtom", Script(other="Aiden saw it all."))
+    assert rec.extra["perspective_status"] == "malformed" and rec.extra["perspective"] is None
+    assert "Here is what Aiden knows:\nAiden saw it all." in prompt_text(b.jobs[1])
 
 
 def test_simtom_without_a_character_reads_the_plain_story() -> None:

@@ -13,6 +13,8 @@ from cogrsi_lib.pairs import generate_split, pair_validity, to_frame
 from cogrsi_lib.reader import ReaderConfig
 from cogrsi_lib.reader import evaluate as ev
 
+from .helpers import as_reply
+
 CONFIG = ReaderConfig(sample_max_tokens=32, perception_max_tokens=64)
 
 
@@ -49,15 +51,15 @@ def responder(records: pl.DataFrame, side_a_only: bool = False):
     def reply(job: Job) -> str:
         text = prompt_text(job)
         if "cake" in text or "plate" in text:
-            return "Answer: A"
+            return as_reply(job, "Answer: A")
         hits = [r for r in rows if r["story"].strip() in text]
         if not hits:
             return "I cannot tell."
         r = max(hits, key=lambda r: len(r["story"]))
+        pick = r["gold"]
         if side_a_only and r["side"] == "b":
-            wrong = next(o for o in r["options"] if o != r["gold"])
-            return f"Answer: {wrong}"
-        return f"Answer: {r['gold']}"
+            pick = next(o for o in r["options"] if o != r["gold"])
+        return as_reply(job, f"Answer: {chr(65 + list(r['options']).index(pick))}")
 
     return reply
 

@@ -19,7 +19,7 @@ from cogrsi_lib.reader import (
 )
 from cogrsi_lib.reader.report import accuracy_table, cost_table
 
-from .helpers import CONV_PERCEPTION, Script, conversation, narrative
+from .helpers import CONV_PERCEPTION, Script, as_reply, conversation, narrative
 
 
 def run(script: Script, item=None, principle="expert", config=None):
@@ -104,13 +104,14 @@ def test_malformed_samples_are_recorded_and_counted_never_mapped() -> None:
     )
     rec, _ = run(s)
     bad = [x for x in rec.samples if x.status == "unparsed"]
-    assert [x.text for x in bad] == ["I think the bucket.", "Answer: Z", "Answer: the garden"]
+    assert [x.text for x in bad] == [
+        "I think the bucket.",
+        '{"reasoning": "", "answer": "Z"}',
+        '{"reasoning": "", "answer": "the garden"}',
+    ]
     assert all(x.answer is None for x in bad)
-    assert {x.reason for x in bad} == {
-        "no 'Answer:' line",
-        "Z is not an option label",
-        "answer names no option",
-    }
+    assert bad[0].reason.startswith("not one JSON value")
+    assert bad[1].reason == bad[2].reason == "answer: Input should be 'A' or 'B'"
     assert rec.vote["counts"] == [["A", 3]] and rec.vote["unparsed"] == 3
     assert rec.answer == "A" and rec.unparsed_samples == 3
     row = accuracy_table([rec]).row(0, named=True)
@@ -126,18 +127,18 @@ def test_all_samples_unparsed_gives_an_unparsed_answer() -> None:
 @pytest.mark.parametrize(
     "reply,reason",
     [
-        ("1: Aria\n2: Aria, Aiden\n3: Aria, Aiden\n4: Aria, Aiden", "missing line numbers [5]"),
-        ("1: Aria\n2: Aria\n3: Aria\n4: Aria\n5: Aria\n6: Aria", "outside 1..5"),
-        ("1: Aria\n1: Aria\n2: Aria\n3: Aria\n4: Aria\n5: Aria", "given twice"),
-        ("1: Aria\n2: Bob\n3: Aria\n4: Aria\n5: Aria", "name not in the context: 'Bob'"),
-        ("Everyone saw everything.", "missing line numbers"),
+        ("1: Aria\n2: Aria, Aiden\n3: Aria, Aiden\n4: Aria, Aiden", "5: Field required"),
+        ("1: Aria\n2: Aria\n3: Aria\n4: Aria\n5: Aria\n6: Aria", "6: Extra inputs"),
+        ("1: Aria\n1: Aria\n2: Aria\n3: Aria\n4: Aria\n5: Aria", "duplicate key(s) ['1']"),
+        ("1: Aria\n2: Bob\n3: Aria\n4: Aria\n5: Aria", "2.0: Input should be 'Aria' or"),
+        ("Everyone saw everything.", "not one JSON value"),
     ],
 )
 def test_malformed_perception_falls_back_to_plain_reading(reply, reason) -> None:
     s = Script(perception=reply, annotated="Answer: B", plain="Answer: A")
     rec, backend = run(s)
     assert rec.perception.status == "malformed" and reason in rec.perception.reason
-    assert rec.perception.text == reply
+    assert rec.perception.text == as_reply(s.seen[0][1], reply)  # the reply as returned
     assert [x.view for x in rec.samples] == ["plain"] * 6
     assert s.count("annotated") == 0 and backend.calls == 7 and rec.answer == "A"
     assert accuracy_table([rec]).row(0, named=True)["perception_fallbacks"] == 1
@@ -231,8 +232,10 @@ def test_token_accounting_matches_the_prompts_and_replies() -> None:
     expected_prompt = sum(len(prompt_text(j).split()) for j in backend.jobs)
     t = rec.ledger.total()
     assert t.prompt_tokens == expected_prompt
-    perception_words = len(s.perception.split())
-    assert t.completion_tokens == 6 * 2 + perception_words
+    replies = [as_reply(j, s(j)) for _, j in list(s.seen)]
+    assert t.completion_tokens == sum(len(r.split()) for r in replies)
+    assert t.completion_tokens == 6 * len(['{"reasoning":', '"",', '"answer":', '"A"}']) + len(
+        replies[0].split())
 
 
 def test_rerun_from_cache_is_identical_free_and_says_so(tmp_path) -> None:

@@ -17,7 +17,13 @@ from cogrsi_lib.reader.items import answer_key
 from cogrsi_lib.reader.perception import parse_perception, perception_request
 from cogrsi_lib.reader.views import annotated_view, character_view, filtered_view, plain_view
 
-from .helpers import CONV_PERCEPTION, CONVERSATION, PERCEPTION_OK, STORY, conversation, narrative
+from .helpers import (
+    CONV_PERCEPTION_JSON,
+    PERCEPTION_OK_JSON,
+    STORY,
+    conversation,
+    narrative,
+)
 
 
 def test_segments_drop_tomi_numbers_and_split_prose() -> None:
@@ -46,53 +52,71 @@ def test_gold_keys_and_labels() -> None:
         ReaderItem("x", "c", "q", options=("a", "b"), labels=("A", "a"))
 
 
-def test_perception_request_is_indexed_greedy_and_budgeted() -> None:
+def test_perception_request_is_indexed_greedy_budgeted_and_declares_its_format() -> None:
     r = perception_request(narrative(), max_tokens=1024, per_line_tokens=12)
     text = r.messages[0].content
     assert "1. Aria entered the front_yard.\n2. Aiden entered the front_yard." in text
-    assert "<number>: <names separated by commas>" in text
+    assert "Characters: Aria, Aiden." in text and '{"1": [...], "2": [...], ...}' in text
     assert "actor of an action always perceives" in text
     assert r.params.temperature == 0.0 and r.params.max_tokens == 12 * 5 + 24
     assert perception_request(narrative(), max_tokens=30).params.max_tokens == 30
+    schema = r.reply.schema()
+    assert r.reply.family == "reader.perception" and r.structured
+    assert list(schema["properties"]) == ["1", "2", "3", "4", "5"]
+    assert schema["properties"]["3"]["items"]["enum"] == ["Aria", "Aiden"]
+    assert not perception_request(narrative(), structured=False).constraint
     conv = perception_request(conversation()).messages[0].content
     assert "numbered utterance" in conv and "Conversation:" in conv
+    assert "Characters: Kobe, Spain, Richard, Lina." in conv  # candidates, not all characters
 
 
-def test_perception_parser_accepts_variants_of_the_indexed_format() -> None:
-    lines = split_context(STORY)
+def test_perception_parser_reads_the_indexed_json() -> None:
     r = parse_perception(
-        "Here you go:\n[1] aria\n2) Aria and Aiden\n3. Aria; Aiden\n4 - Aria, Aiden\n5: none",
-        lines,
-        STORY,
-    )
+        '```json\n{"1":["Aria"],"2":["Aria","Aiden"],"3":["Aiden","Aiden"],'
+        '"4":["Aria","Aiden"],"5":[]}\n```', narrative())
     assert r.status == "ok"
     assert r.perception.witnesses == (
         ("Aria",),
         ("Aria", "Aiden"),
-        ("Aria", "Aiden"),
+        ("Aiden",),
         ("Aria", "Aiden"),
         (),
     )
     assert r.perception.names() == ("Aria", "Aiden")
     assert r.perception.perceived_by("aiden") == [1, 2, 3]
+    assert r.perception.perceived_by("aria") == [0, 1, 3]
     assert r.perception.has_asymmetry()
+
+
+def test_perception_without_known_names_checks_them_against_the_context() -> None:
+    item = narrative(context="1 the cook entered.\n2 the maid left.")
+    r = perception_request(item)
+    assert "enum" not in r.reply.schema()["properties"]["1"]["items"]
+    ok = parse_perception('{"1":["cook"],"2":["the maid"]}', item)
+    assert ok.status == "ok" and ok.perception.witnesses == (("cook",), ("the maid",))
+    bad = parse_perception('{"1":["cook"],"2":["butler"]}', item)
+    assert bad.status == "malformed" and "not in the context" in bad.reason
 
 
 @pytest.mark.parametrize(
     "reply,reason",
     [
-        ("1: Aria\n2: Aria", "missing"),
-        ("1: Aria\n2: Aria\n3: Aria\n4: Aria\n5: The whole class of fifth graders", "not a name"),
-        ("1: Aria\n2: Aria\n3: 42\n4: Aria\n5: Aria", "not a name"),
+        ('{"1":["Aria"],"2":["Aria"]}', "3: field required"),
+        ('{"1":["Aria"],"2":[],"3":[],"4":[],"5":["The whole class of fifth graders"]}',
+         "input should be"),
+        ('{"1":["Aria"],"2":[],"3":[42],"4":[],"5":[]}', "input should be"),
+        ('{"1":["Aria"],"2":[],"3":[],"4":[],"5":[],"6":[]}', "extra inputs"),
+        ('{"1":["Aria"],"1":[],"2":[],"3":[],"4":[],"5":[]}', "duplicate key"),
+        ("1: Aria\n2: Aria", "not one json value"),
     ],
 )
 def test_perception_parser_rejects(reply, reason) -> None:
-    r = parse_perception(reply, split_context(STORY), STORY)
-    assert r.status == "malformed" and reason in r.reason and r.perception is None
+    r = parse_perception(reply, narrative())
+    assert r.status == "malformed" and reason in r.reason.lower() and r.perception is None
 
 
 def test_views() -> None:
-    p = parse_perception(PERCEPTION_OK, split_context(STORY), STORY).perception
+    p = parse_perception(PERCEPTION_OK_JSON, narrative()).perception
     ann = annotated_view(narrative(), p)
     assert ann.splitlines()[0] == "Story (each line shows who witnessed it):"
     assert ann.splitlines()[1] == "1. Aria entered the front_yard. [witnessed by: Aria]"
@@ -100,7 +124,7 @@ def test_views() -> None:
     f = filtered_view(narrative(), p, ["Aiden"])
     kept = "Aiden entered the front_yard. The grapefruit is in the green_bucket."
     assert f.endswith(f"{kept} Aiden exited the front_yard.")
-    cp = parse_perception(CONV_PERCEPTION, split_context(CONVERSATION), CONVERSATION).perception
+    cp = parse_perception(CONV_PERCEPTION_JSON, conversation()).perception
     cv = character_view(conversation(), cp, "Kobe")
     assert cv.count("[Kobe heard this]") == 3 and cv.count("[Kobe did not hear this]") == 2
     assert "Lina: No, I did not." not in character_view(conversation(), cp, "Kobe", filtered=True)

@@ -1,0 +1,173 @@
+"""Every prompt family's declared format reaches every backend's request, and the embedded
+model's reply of every family parses against it."""
+
+from __future__ import annotations
+
+import http.server
+import importlib.util
+import json
+import sys
+import threading
+import types
+
+import pytest
+
+from cogrsi_lib.llm import build_backend
+from cogrsi_lib.llm.fake import ScriptedBackend
+from cogrsi_lib.llm.reply_format import (
+    UnsupportedReplyFormat,
+    describe,
+    openai_response_format,
+    vllm_structured_outputs,
+)
+from cogrsi_lib.reply_families import example_requests
+
+REQUESTS = example_requests()
+FAMILIES = sorted(REQUESTS)
+
+#: every family of the project; a new prompt family must declare its format and join here
+EXPECTED = {
+    "answer.reasoned", "answer.direct", "reader.perception", "reader.arbitration",
+    "simtom.perspective", "loops.builder", "loops.builder.principle", "loops.gepa.reflection",
+    "harness.route.variable", "harness.route.skill", "harness.draft", "harness.dimension",
+    "harness.categories", "harness.reflector", "scorecard.bare", "scorecard.number",
+    "scorecard.perspective", "scorecard.store", "pddl.problem", "pddl.domain_problem",
+    "pddl.actions", "pddl.answer", "audit.translation",
+}  # fmt: skip
+
+
+def test_every_family_is_catalogued_once() -> None:
+    assert set(FAMILIES) == EXPECTED
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_prompt_states_the_declared_form(family) -> None:
+    req = REQUESTS[family]
+    text = "\n".join(m.content for m in req.messages)
+    if req.reply.kind == "json":
+        # the instruction names every top-level field of the schema, in order
+        fields = list(req.reply.schema()["properties"])
+        if family != "reader.perception":  # its keys are the line numbers
+            at = 0
+            for f in fields:  # each field after the one before it
+                at = text.find(f'"{f}"', at)
+                assert at >= 0, (family, f)
+    assert req.structured and req.constraint == req.reply
+
+
+# -- the constraint reaches each backend's request --------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_scripted_backend_sees_the_constraint(family) -> None:
+    b = ScriptedBackend("x")
+    (c,) = b.generate_one(REQUESTS[family])
+    assert b.jobs[0].request.constraint == REQUESTS[family].reply and c.structured
+
+
+class _Structured:
+    def __init__(self, **kw):
+        self.kw = kw
+
+
+class _Params:
+    def __init__(self, **kw):
+        self.kw = kw
+
+
+class _LLM:
+    def __init__(self, model, **kw):
+        self.calls = []
+
+    def chat(self, conversations, sampling_params=None, use_tqdm=False,
+             chat_template_kwargs=None):
+        self.calls.extend(sampling_params)
+        out = types.SimpleNamespace
+        return [out(prompt_token_ids=[1], outputs=[out(text="x", token_ids=[1],
+                                                       finish_reason="stop")])
+                for _ in conversations]
+
+
+def test_vllm_receives_every_familys_structured_outputs(monkeypatch) -> None:
+    mod = types.ModuleType("vllm")
+    mod.LLM, mod.SamplingParams = _LLM, _Params
+    sub = types.ModuleType("vllm.sampling_params")
+    sub.StructuredOutputsParams = _Structured
+    monkeypatch.setitem(sys.modules, "vllm", mod)
+    monkeypatch.setitem(sys.modules, "vllm.sampling_params", sub)
+    b = build_backend({"backend": "vllm", "model": "m"})
+    b.generate([REQUESTS[f] for f in FAMILIES])
+    for family, params in zip(FAMILIES, b.llm.calls, strict=True):
+        so = params.kw["structured_outputs"].kw
+        assert so == vllm_structured_outputs(REQUESTS[family].reply), family
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    seen: list[dict] = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append(body)
+        data = json.dumps({
+            "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "x"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="no openai extra")
+@pytest.mark.parametrize("mode", ["response_format", "vllm"])
+def test_an_openai_compatible_server_receives_every_familys_constraint(mode) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        b = build_backend({"backend": "openai", "model": "m", "base_url": url,
+                           "structured_outputs": mode, "concurrency": 1})
+        for family in FAMILIES:
+            _Recorder.seen = []
+            fmt = REQUESTS[family].reply
+            if mode == "response_format" and fmt.kind != "json":
+                with pytest.raises(UnsupportedReplyFormat):
+                    b.generate([REQUESTS[family]])
+                continue
+            b.generate([REQUESTS[family]])
+            (body,) = _Recorder.seen
+            if mode == "vllm":
+                assert body["structured_outputs"] == vllm_structured_outputs(fmt), family
+            else:
+                assert body["response_format"] == openai_response_format(fmt), family
+    finally:
+        server.shutdown()
+
+
+# -- the embedded model: one reply of every family parses --------------------------------------
+
+
+@pytest.mark.slow
+def test_one_embedded_reply_of_every_family_parses(embedded_model) -> None:
+    """Greedy, at the family's example cap: under the format every reply must parse."""
+    outs = embedded_model.generate([REQUESTS[f] for f in FAMILIES])
+    bad = {}
+    for family, cs in zip(FAMILIES, outs, strict=True):
+        c = cs[0]
+        assert c.structured
+        if not REQUESTS[family].reply.ok(c.text):
+            bad[family] = (c.finish_reason, c.completion_tokens, c.text[-80:])
+    assert not bad, bad
+
+
+def test_describe_needs_a_hint_for_a_regex() -> None:
+    fmt = REQUESTS["audit.translation"].reply
+    with pytest.raises(ValueError, match="hint"):
+        describe(fmt)
+    assert describe(fmt, "Reply with code.") == "Reply with code."
