@@ -23,7 +23,7 @@ from cogrsi_lib.llm.embedded import EmbeddedBackend
 from cogrsi_lib.llm.types import Request, SamplingParams
 from cogrsi_lib.reader import ReaderConfig, ReaderItem
 from cogrsi_lib.reader.perception import Perception
-from cogrsi_lib.reader.prompts import THINK_GROUNDED, answer_messages
+from cogrsi_lib.reader.prompts import THINK_GROUNDED, answer_request
 from cogrsi_lib.reader.views import annotated_view
 
 NAMES = ["Aria", "Aiden", "Noah", "Mia", "Lucas", "Ella", "Owen", "Lily"]
@@ -64,10 +64,11 @@ def micro(backend: EmbeddedBackend, item: ReaderItem, n: int, max_tokens: int, r
     """tokens/s on the reader's annotated sampling request (gold-like perception filled in)."""
     witnesses = tuple(tuple(NAMES[:2]) for _ in item.lines())  # throughput only: names are moot
     view = annotated_view(item, Perception(witnesses))
-    msgs = answer_messages(item, view, think=THINK_GROUNDED, principle="expert principle text")
     best = None
     for r in range(reps):
-        req = Request(msgs, SamplingParams(n=n, temperature=0.7, max_tokens=max_tokens, seed=r))
+        params = SamplingParams(n=n, temperature=0.7, max_tokens=max_tokens, seed=r)
+        req = answer_request(item, view, params, think=THINK_GROUNDED,
+                             principle="expert principle text")
         t0 = time.perf_counter()
         out = backend.generate_one(req)
         wall = time.perf_counter() - t0

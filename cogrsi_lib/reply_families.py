@@ -109,8 +109,8 @@ def _scorecard() -> dict[str, Request]:
         "scorecard.bare": direct.request(NESTED),
         "scorecard.number": direct.request(NUMERIC),
         perspective.FAMILY: Request(
-            (Message("user", perspective.perspective_prompt(NESTED, chain)),), p,
-            perspective.perspective_format(NESTED, chain)),
+            (Message("user", perspective.perspective_prompt(NESTED, chain, True, 160)),), p,
+            perspective.perspective_format(NESTED, chain, True, 160)),
         store_system.FAMILY: Request(
             (Message("user", store_system.store_prompt(NESTED, chain)),),
             SamplingParams(max_tokens=224), store_system.store_format(NESTED, chain)),

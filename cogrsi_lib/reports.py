@@ -20,7 +20,7 @@ import polars as pl
 import vl_convert as vlc
 from tabulate import tabulate
 
-__all__ = ["markdown_table", "save_chart", "write_json", "write_table"]
+__all__ = ["markdown_table", "save_chart", "write_json", "write_replies", "write_table"]
 
 
 def _with_suffix(stem: str | Path, suffix: str) -> Path:
@@ -122,3 +122,15 @@ def write_json(obj: Any, path: str | Path) -> Path:
     text = json.dumps(_jsonable(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
     path.write_text(text + "\n", encoding="utf-8")
     return path
+
+
+REPLIES_TITLE = ("Replies by prompt family: calls, how many the backend constrained, parse rate "
+                 "against the declared format, share that hit the token cap, mean reply tokens")
+
+
+def write_replies(tally: Any, stem: str | Path) -> pl.DataFrame:
+    """The stage's per-family reply table (a :class:`~cogrsi_lib.llm.tally.ReplyTally`) as
+    ``stem.csv``/``stem.md``; returns it."""
+    df = tally.frame()
+    write_table(df, stem, title=REPLIES_TITLE)
+    return df

@@ -67,8 +67,12 @@ _EXPORTS = {
     "verdict_table": "report",
     "verdicts_by_arm": "report",
     "audit_config": "stage",
+    "MODEL_LABEL": "stage",
+    "REFERENCE_LABEL": "stage",
+    "reference_audit": "stage",
     "replay_answerer": "stage",
     "summary": "stage",
+    "uses_models": "stage",
 }
 
 __all__ = sorted(_EXPORTS)

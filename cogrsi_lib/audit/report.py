@@ -26,11 +26,14 @@ class ExpectedVerdictError(AssertionError):
     """A rule with a known verdict got another one."""
 
 
-def verdict_table(audits: Sequence[RuleAudit], rules: pl.DataFrame) -> pl.DataFrame:
-    """One row per rule: its verdict record joined with the rules source's columns."""
+def verdict_table(audits: Sequence[RuleAudit], rules: pl.DataFrame,
+                  translations: str = "model translations") -> pl.DataFrame:
+    """One row per rule: its verdict record joined with the rules source's columns;
+    ``translations`` says where the code came from (models, or the reference code)."""
     rows = pl.DataFrame([a.row() for a in audits], infer_schema_length=None)
     meta = rules.drop("text")
-    return meta.join(rows, on="rule_id", how="left", maintain_order="left")
+    return meta.join(rows, on="rule_id", how="left", maintain_order="left").with_columns(
+        translations=pl.lit(translations))
 
 
 def translation_table(audits: Sequence[RuleAudit]) -> pl.DataFrame:

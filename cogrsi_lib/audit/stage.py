@@ -44,6 +44,32 @@ def replay_answerer(reader: Mapping[str, Any], reader_config: Mapping[str, Any] 
     return reader_answerer(system), backend.identity
 
 
+#: the hand-written rules' own translations, served by scripted translators
+REFERENCE_TRANSLATORS = (
+    {"name": "A", "llm": {"backend": "scripted"}, "prompt": "literal", "seed": 0},
+    {"name": "B", "llm": {"backend": "scripted"}, "prompt": "plain", "seed": 1},
+)
+#: how the verdict tables label where their translations came from
+MODEL_LABEL, REFERENCE_LABEL = "model translations", "reference translations (hand-written code)"
+
+
+def uses_models(translators: Sequence[Any]) -> bool:
+    """Whether any translator role is played by a model (not the scripted reference code)."""
+    return any(not t.backend.model.startswith("scripted-translator") for t in translators)
+
+
+def reference_audit(sample: Any, config: AuditConfig, rules: Any
+                    ) -> tuple[Auditor, list[RuleAudit]]:
+    """The rules audited with the hand-written reference translations, through the same
+    sandbox, sample and verdict rule as the model translations: the verdicts these rules are
+    known to have, so a run on a weak model still shows the audit deciding."""
+    from cogrsi_lib.audit.translate import build_translators
+
+    auditor = Auditor(sample, build_translators(REFERENCE_TRANSLATORS), config)
+    pairs = list(zip(rules["rule_id"], rules["text"], strict=True))
+    return auditor, auditor.audit_many(pairs)
+
+
 def summary(auditor: Auditor, audits: Sequence[RuleAudit], **extra: Any) -> dict[str, Any]:
     """Sizes, timings and translator roles of one audit run."""
     sample = auditor.sample

@@ -39,6 +39,7 @@ from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.reply_format import (
+    CHARS_PER_TOKEN,
     ReplyError,
     ReplyFormat,
     describe,
@@ -572,8 +573,9 @@ help on other stories with the same pattern, with when to use it and when not to
 for the strategy when none is missing). Do not write the answer or any name of this story.
 {marker} {reply}"""
 REFLECTOR_FAMILY = "harness.reflector"
-#: the longest texts of a reflection
+#: the longest texts of a reflection, and how a smaller budget is shared between them
 REFLECTION_CHARS = {"strategy": 400, "use": 150, "boundary": 150}
+REFLECTION_SHARES = {"strategy": 0.5, "use": 0.25, "boundary": 0.25}
 
 
 @dataclass(frozen=True)
@@ -595,14 +597,18 @@ class Rejected(Exception):
         self.reason, self.detail = reason, detail
 
 
-def reflector_format(shown: Sequence[str]) -> ReplyFormat:
+def reflector_format(shown: Sequence[str], max_tokens: int = 400) -> ReplyFormat:
     """The Reflector's reply: an optional strategy with its dimension, use and boundary, the
-    label of every shown entry (by id) and which shown entry, if any, the strategy revises."""
+    label of every shown entry (by id) and which shown entry, if any, the strategy revises;
+    the texts share what the token cap leaves of ``CHARS_PER_TOKEN * max_tokens``."""
     label = enum_of(list(LABELS))
     labels = reply_model("EntryLabels", **{eid: (label, Field()) for eid in shown})
+    fixed = 150 + 30 * len(shown)  # keys, the dimension, labels and revise
+    budget = max(0, CHARS_PER_TOKEN * max_tokens - fixed)
 
     def text(key: str) -> tuple[Any, Any]:
-        return (str | None, text_field(REFLECTION_CHARS[key], 1, _REFLECTION_HINTS[key]))
+        most = max(16, min(REFLECTION_CHARS[key], int(REFLECTION_SHARES[key] * budget)))
+        return (str | None, text_field(most, 1, _REFLECTION_HINTS[key]))
 
     model = reply_model(
         "Reflection",
@@ -655,12 +661,13 @@ def _contains_phrase(text: str, phrase: str) -> bool:
 
 
 def parse_reflection(
-    text: str, shown: Sequence[str], gold_text: str | None, names: Sequence[str] = ()
+    text: str, shown: Sequence[str], gold_text: str | None, names: Sequence[str] = (),
+    fmt: ReplyFormat | None = None,
 ) -> Reflection:
     """A :class:`Reflection` from a reply; raises :class:`Rejected` with the reason code
-    (``malformed_json`` for a reply that breaks :func:`reflector_format`)."""
+    (``malformed_json`` for a reply that breaks its :func:`reflector_format`)."""
     try:
-        reply = reflector_format(shown).parse(text)
+        reply = (fmt or reflector_format(shown)).parse(text)
     except ReplyError as err:
         raise Rejected("malformed_json", err.reason) from err
     labels = reply.labels.model_dump()
@@ -910,12 +917,12 @@ def distil(
         ]
         reqs = []
         for i in todo:
-            fmt = reflector_format([e.entry_id for e in guidance[i]])
+            fmt = reflector_format([e.entry_id for e in guidance[i]], max_tokens)
             reqs.append(Request(reflector_messages(items[i], records[i], guidance[i], fmt),
                                 params, fmt, structured))
         outs = backend.generate(reqs) if reqs else []
         rejected = 0
-        for i, cs in zip(todo, outs, strict=True):
+        for i, req, cs in zip(todo, reqs, outs, strict=True):
             log.ledger.add("reflector", cs)
             it, rec, c = items[i], records[i], cs[0]
             shown = tuple(e.entry_id for e in guidance[i])
@@ -924,7 +931,8 @@ def distil(
                 round=rnd, item_id=it.item_id, correct=rec.correct is True, shown=shown, text=c.text
             )
             try:
-                refl = parse_reflection(c.text, shown, it.option_text(it.gold_key()), names)
+                refl = parse_reflection(c.text, shown, it.option_text(it.gold_key()), names,
+                                        req.reply)
             except Rejected as err:
                 rejected += 1
                 log.reflections.append(

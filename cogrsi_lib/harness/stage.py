@@ -83,7 +83,8 @@ def distil_store(
     rounds: int = 1,
     max_tokens: int = 400,
 ) -> tuple[ExperienceStore, dict[str, Any]]:
-    """Distil SAGE's store with ``base`` (no module) as the Generator."""
+    """Distil SAGE's store with ``base`` (no module) as the Generator; the Reflector's
+    replies are constrained as ``base``'s are (``HarnessConfig.structured``)."""
 
     def answer_fn(items: Sequence[ReaderItem], guidance: Sequence[Sequence[Any]]):
         blocks = [[guidance_block(list(es))] if es else [] for es in guidance]
@@ -98,6 +99,7 @@ def distil_store(
         rounds=rounds,
         test_ids=frozenset(test_ids),
         max_tokens=max_tokens,
+        structured=base.config.structured,
     )
     return store, log.to_dict()
 

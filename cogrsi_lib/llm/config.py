@@ -14,7 +14,8 @@ Example ``params.yaml`` section::
       # concurrency: 16, max_retries: 5, api_key_env: OPENAI_API_KEY, timeout_s: 600 (openai)
       # structured_outputs: response_format | vllm  (openai: how a reply format is enforced)
       # chat_template_kwargs: {enable_thinking: false}           (vllm, openai)
-      # reply: "Answer: A"                                       (fake: a constant reply)
+      # reply: "text" or {answer: A, reasoning: "..."}        (fake: a constant reply, or
+      #   values fitted to each request's declared JSON form)
 
 Unknown keys are an error, so a typo in ``params.yaml`` cannot silently change a run.
 """
@@ -104,11 +105,11 @@ def build_backend(
             structured_outputs=str(cfg.get("structured_outputs", "response_format")),
         )
     else:
-        from cogrsi_lib.llm.fake import ScriptedBackend
+        from cogrsi_lib.llm.fake import ScriptedBackend, fitted_replies
 
-        backend = ScriptedBackend(
-            str(cfg.get("reply", "Answer: unknown")), model=model or "scripted"
-        )
+        reply = cfg.get("reply", "unknown")
+        responder = fitted_replies(reply) if isinstance(reply, Mapping) else str(reply)
+        backend = ScriptedBackend(responder, model=model or "scripted")
     cache_dir = cfg.get("cache_dir")
     if cache_dir:
         path = os.fspath(cache_dir)

@@ -24,6 +24,18 @@ def prompt_text(job: Job) -> str:
     return "\n".join(m.content for m in job.request.messages)
 
 
+def fitted_replies(values: Mapping[str, Any]) -> Responder:
+    """A responder that answers every JSON-format request with ``values`` fitted to its
+    declared form (:func:`json_reply`), and any other request with ``values["text"]``."""
+    text = str(values.get("text", "unknown"))
+
+    def respond(job: Job) -> str:
+        fmt = job.request.reply
+        return json_reply(job, values) if fmt is not None and fmt.kind == "json" else text
+
+    return respond
+
+
 def json_reply(job: Job, values: Mapping[str, Any]) -> str:
     """A scripted model's JSON reply in the form the job's reply format declares: the
     declared keys in the declared order (keys the format lacks are dropped, so one script

@@ -21,7 +21,7 @@ from cogrsi_lib.reader.principles import EXPERT_PRINCIPLE, NO_PRINCIPLE, princip
 
 SCORE_SCHEMA = {"label": pl.Utf8, "principle_id": pl.Utf8, "item_id": pl.Utf8,
                 "story_id": pl.Utf8, "group": pl.Utf8, "answer": pl.Utf8, "gold": pl.Utf8,
-                "correct": pl.Boolean}
+                "correct": pl.Boolean, "n_options": pl.Int64}
 
 
 def reference_principles() -> dict[str, str]:
@@ -38,7 +38,8 @@ def score_principles(scorer: Scorer, items: Sequence[ReaderItem],
             rows.append({"label": label, "principle_id": principle_id(text),
                          "item_id": it.item_id, "story_id": it.story,
                          "group": str(it.meta.get("group", "")), "answer": rec.answer,
-                         "gold": rec.gold, "correct": bool(rec.correct)})
+                         "gold": rec.gold, "correct": bool(rec.correct),
+                         "n_options": len(it.options) if it.options else None})
     return pl.DataFrame(rows, schema=SCORE_SCHEMA) if rows else pl.DataFrame(schema=SCORE_SCHEMA)
 
 

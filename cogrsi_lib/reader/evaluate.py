@@ -22,6 +22,7 @@ from cogrsi_lib.pairs.validity import PairValidity, pair_validity
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 from cogrsi_lib.reader.report import accuracy_table, cost_table
 from cogrsi_lib.reader.system import System, run_system
+from cogrsi_lib.stats import chance_table, holm, paired_bootstrap
 
 PAIRS = "pairs"
 _META = ("source", "benchmark", "pair_id", "side", "form", "variant")
@@ -143,6 +144,38 @@ class ReaderEval:
             parts.append(accuracy_table(rows).join(score, on="system", how="left")
                          .select(pl.lit(source).alias("source"), pl.all()))
         return pl.concat(parts) if parts else pl.DataFrame()
+
+    def chance_table(self, n_resamples: int = 2000, seed: int = 0) -> pl.DataFrame:
+        """Per system, over every multiple-choice item: accuracy against chance with a
+        95% interval bootstrapped over stories, and the verdict (near chance, above, below)."""
+        return chance_table(self.items, ["system"], n_resamples, seed)
+
+    def paired_table(self, reference: str, n_resamples: int = 2000, seed: int = 0
+                     ) -> pl.DataFrame:
+        """Each system's score minus ``reference``'s on the same items: the paired bootstrap
+        over stories (CogRSI §3, E.3), its 95% interval, p-value and Holm's correction."""
+        base = self.items.filter(pl.col("system") == reference).select(
+            "source", "item_id", "story_id", pl.col("score").alias("ref"))
+        rows, pvals = [], {}
+        for system in self.systems:
+            if system == reference:
+                continue
+            g = self.items.filter(pl.col("system") == system).join(
+                base, on=["source", "item_id", "story_id"], how="inner")
+            if g.height == 0:
+                continue
+            r = paired_bootstrap(g["score"].to_numpy(), g["ref"].to_numpy(),
+                                 g["story_id"].to_list(), n_resamples=n_resamples, seed=seed)
+            rows.append({"system": system, "reference": reference, "items": g.height,
+                         "difference": r.estimate, "low": r.low, "high": r.high,
+                         "p_value": r.p_value})
+            pvals[system] = r.p_value
+        table = pl.DataFrame(rows) if rows else pl.DataFrame()
+        if rows:
+            corrected = holm(pvals).select("hypothesis", "p_holm",
+                                           pl.col("reject").alias("holm_reject"))
+            table = table.join(corrected, left_on="system", right_on="hypothesis", how="left")
+        return table
 
     def bench_table(self) -> pl.DataFrame:
         """Per system and benchmark: the benchmark's headline score by its own rule."""

@@ -93,6 +93,7 @@ class ItemRecord:
     arbitration: ArbitrationRecord | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     ledger: CallLedger = field(default_factory=CallLedger)
+    n_options: int | None = None  # the item's option count (None: free text)
 
     @property
     def correct(self) -> bool | None:
@@ -119,6 +120,7 @@ class ItemRecord:
             "status": self.status,
             "gold": self.gold,
             "correct": self.correct,
+            "n_options": self.n_options,
             "n_samples": len(self.samples),
             "unparsed_samples": self.unparsed_samples,
             "perception_status": per.status if per else "none",
@@ -152,6 +154,7 @@ def new_record(system: str, item: ReaderItem, principle: str = "none") -> ItemRe
         status="unparsed",
         gold=item.gold_key(),
         principle=principle,
+        n_options=len(item.options) if item.options else None,
     )
 
 

@@ -12,9 +12,9 @@ built only for the agents the question names, then answers::
 
 The goal is perspective isolation, not verbose reasoning, so the reply format (family
 ``scorecard.perspective``, :func:`perspective_format`) is a regular expression: exactly these
-lines in this order, each slot at most :data:`MAX_SLOT_CHARS` characters, the answer one of the
-options and the confidence a number from 0 to 1; parsing also holds each slot to
-``max_slot_words`` words.  With
+lines in this order, each slot at most :func:`slot_chars` characters (so that the reply fits
+its token cap), the answer one of the options and the confidence a number from 0 to 1;
+parsing also holds each slot to ``max_slot_words`` words.  With
 ``state=False`` only ANSWER and CONFIDENCE are asked for: the same format with the
 state construction disabled, which is this intervention's ablation (Gate E, §16).
 Items without a belief chain (``meta["chain"]``) are not belief questions; they go to the
@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 
 from cogrsi_lib.llm.backend import Backend
-from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat
+from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyError, ReplyFormat
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.reply import Reply
 from cogrsi_lib.reader.items import ReaderItem
@@ -75,26 +75,41 @@ def literal(text: str) -> str:
     return re.sub(r"([\\.^$*+?()\[\]{}|])", r"\\\1", text)
 
 
-def line_patterns(item: ReaderItem, chain: Sequence[str], state: bool = True
-                  ) -> list[tuple[str, str]]:
+def slot_chars(item: ReaderItem, chain: Sequence[str], state: bool = True,
+               max_tokens: int = MAX_TOKENS) -> int:
+    """The longest slot text: the reply's budget of ``CHARS_PER_TOKEN * max_tokens``
+    characters, less its fixed part, shared by the slots (at least 8, at most
+    :data:`MAX_SLOT_CHARS`)."""
+    names = slot_names(chain, state)
+    fixed = sum(len(n) + 3 for n in names) + max((len(o) for o in item.options or ()),
+                                                   default=0) + 6 + 1
+    slots = max(1, len(names) - 2)
+    return max(8, min(MAX_SLOT_CHARS, (CHARS_PER_TOKEN * max_tokens - fixed) // slots))
+
+
+def line_patterns(item: ReaderItem, chain: Sequence[str], state: bool = True,
+                  max_tokens: int = MAX_TOKENS) -> list[tuple[str, str]]:
     """Each line's name and pattern, in order: ``NAME: <text>`` for the state, then the
     answer (one of the options) and the confidence."""
-    slot = f"[^\\n ][^\\n]{{0,{MAX_SLOT_CHARS - 1}}}"
+    most = slot_chars(item, chain, state, max_tokens)
+    slot = f"[^\\n ][^\\n]{{0,{most - 1}}}"
     lines = [(n, f"{n}: {slot}") for n in slot_names(chain, state)[:-2]]
     options = "|".join(literal(o) for o in item.options or ())
     return [*lines, ("ANSWER", f"ANSWER: ({options})"),
             ("CONFIDENCE", f"CONFIDENCE: {CONFIDENCE_RE}")]
 
 
-def perspective_format(item: ReaderItem, chain: Sequence[str], state: bool = True
-                       ) -> ReplyFormat:
+def perspective_format(item: ReaderItem, chain: Sequence[str], state: bool = True,
+                       max_tokens: int = MAX_TOKENS) -> ReplyFormat:
     """The lines of :func:`line_patterns`, joined by newlines, and nothing else."""
-    return ReplyFormat.regex(FAMILY, "\\n".join(p for _, p in line_patterns(item, chain, state)))
+    lines = line_patterns(item, chain, state, max_tokens)
+    return ReplyFormat.regex(FAMILY, "\\n".join(p for _, p in lines))
 
 
-def _diagnosis(text: str, item: ReaderItem, chain: Sequence[str], state: bool) -> str:
+def _diagnosis(text: str, item: ReaderItem, chain: Sequence[str], state: bool,
+               max_tokens: int) -> str:
     """Which line of a reply breaks the format, and how."""
-    want = line_patterns(item, chain, state)
+    want = line_patterns(item, chain, state, max_tokens)
     lines = text.strip().splitlines()
     if len(lines) != len(want):
         names = ", ".join(n for n, _ in want)
@@ -109,12 +124,15 @@ def _diagnosis(text: str, item: ReaderItem, chain: Sequence[str], state: bool) -
             return f"answer {value!r} is not one of the options"
         if name == "CONFIDENCE":
             return f"confidence {value!r} is not a number from 0 to 1"
-        return f"slot {name} is empty or longer than {MAX_SLOT_CHARS} characters"
+        most = slot_chars(item, chain, state, max_tokens)
+        return f"slot {name} is empty or longer than {most} characters"
     return "reply does not have the perspective form"
 
 
-def perspective_prompt(item: ReaderItem, chain: Sequence[str], state: bool = True) -> str:
+def perspective_prompt(item: ReaderItem, chain: Sequence[str], state: bool = True,
+                       max_tokens: int = MAX_TOKENS) -> str:
     """The §10 prompt for one belief question."""
+    most = slot_chars(item, chain, state, max_tokens)
     obj = str(item.meta.get("object", "object")) if item.meta else "object"
     lines = [f"{n}: <{d.format(object=obj)}>" for n, d in state_slots(chain)] if state else []
     lines += ["ANSWER: <one of the options>",
@@ -125,21 +143,21 @@ def perspective_prompt(item: ReaderItem, chain: Sequence[str], state: bool = Tru
         f"{item.context.strip()}\n\nTarget query: {item.question}\n"
         f"Options: {', '.join(item.options or ())}\n{head}\n" + "\n".join(lines)
         + f"\nWrite nothing else: no reasoning, no other lines, at most {MAX_SLOT_WORDS} "
-        "words per line."
+        f"words and {most} characters per line."
     )
 
 
 def parse_perspective(
     text: str, item: ReaderItem, chain: Sequence[str], state: bool = True,
-    max_slot_words: int = MAX_SLOT_WORDS, fmt: ReplyFormat | None = None,
+    max_slot_words: int = MAX_SLOT_WORDS, max_tokens: int = MAX_TOKENS,
 ) -> tuple[Reply, dict[str, str]]:
-    """Strict parse against :func:`perspective_format`, then at most ``max_slot_words``
-    words per slot; returns the reply and the state."""
-    fmt = fmt or perspective_format(item, chain, state)
+    """Strict parse against :func:`perspective_format` (of the reply's cap), then at most
+    ``max_slot_words`` words per slot; returns the reply and the state."""
+    fmt = perspective_format(item, chain, state, max_tokens)
     try:
         fmt.parse(text)
     except ReplyError:
-        return Reply(error=_diagnosis(text, item, chain, state)), {}
+        return Reply(error=_diagnosis(text, item, chain, state, max_tokens)), {}
     got: dict[str, str] = {}
     for line in text.strip().splitlines():
         m = _LINE.match(line)
@@ -178,12 +196,15 @@ class PerspectiveSystem:
         for i in belief:
             chain = item_chain(items[i]) or ()
             reqs.append(Request(
-                (Message("user", perspective_prompt(items[i], chain, self.state)),), params,
-                perspective_format(items[i], chain, self.state), self.structured))
+                (Message("user", perspective_prompt(items[i], chain, self.state,
+                                                    self.max_tokens)),), params,
+                perspective_format(items[i], chain, self.state, self.max_tokens),
+                self.structured))
         outs = self.backend.generate(reqs) if reqs else []
-        for i, req, cs in zip(belief, reqs, outs, strict=True):
+        for i, cs in zip(belief, outs, strict=True):
             chain = item_chain(items[i]) or ()
-            reply, st = parse_perspective(cs[0].text, items[i], chain, self.state, fmt=req.reply)
+            reply, st = parse_perspective(cs[0].text, items[i], chain, self.state,
+                                          max_tokens=self.max_tokens)
             rec = json_record(self.name, items[i], cs[0], reply, view="perspective")
             rec.extra["state"] = st
             out[i] = rec

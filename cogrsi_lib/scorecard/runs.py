@@ -81,15 +81,17 @@ class SystemRun:
         return cost_per_100(self.task_records())
 
 
-def self_target(backend: Backend, max_tokens: int = DEFAULT_MAX_TOKENS) -> Target:
+def self_target(backend: Backend, max_tokens: int = DEFAULT_MAX_TOKENS,
+                structured: bool = True) -> Target:
     """The system's own model under the frozen bare prompt (plan §19 Experiment 5)."""
-    return Target("self", SELF, DirectSystem(backend, name="self", max_tokens=max_tokens),
-                  SELF_DESCRIPTION)
+    return Target("self", SELF, DirectSystem(backend, name="self", max_tokens=max_tokens,
+                                             structured=structured), SELF_DESCRIPTION)
 
 
 def run_suites(system: System, backend: Backend, suites: Suites,
                baselines: pl.DataFrame | None = None,
-               self_max_tokens: int = DEFAULT_MAX_TOKENS) -> SystemRun:
+               self_max_tokens: int = DEFAULT_MAX_TOKENS, structured: bool = True
+               ) -> SystemRun:
     """Answer every suite of ``suites`` with ``system`` (``backend`` is its model); the
     ``self`` target of Suite D answers under the bare prompt capped at ``self_max_tokens``."""
     table = baselines if baselines is not None else suites.heuristic_baselines()
@@ -100,7 +102,7 @@ def run_suites(system: System, backend: Backend, suites: Suites,
                  if suites.strategic else None)
     selfpred = None
     if suites.selfpred is not None:
-        targets: Sequence[Target] = (self_target(backend, self_max_tokens),
+        targets: Sequence[Target] = (self_target(backend, self_max_tokens, structured),
                                      *suites.cross_targets)
         ledger = run_selfpred(system, targets, suites.selfpred, suites.changed,
                               PredictionLedger())

@@ -191,7 +191,7 @@ class ScriptedModel:
             ans, conf = skill.answer(case)
             lines = [f"WORLD: {oracle_answer(case.world, ())}"]
             for agent in dict.fromkeys(case.chain):
-                lines.append(f"{perspective.slot_key(agent)}_OBSERVED: believes it is in the "
+                lines.append(f"{perspective.slot_key(agent)}_OBSERVED: "
                              f"{oracle_answer(case.world, (agent,))}")
             for k in range(2, len(case.chain) + 1):
                 name = "_MODEL_OF_".join(perspective.slot_key(a) for a in case.chain[:k])

@@ -66,6 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "observation_counts": [0, 5, 10, 20], "selfpred_seed": 7,
     "interventions": ["perspective", "store"], "bootstrap_resamples": 500, "gates": {},
     "reply_caps": {}, "cross_model": "scripted-other", "cross_temperature": 0.0,
+    "structured": True,
 }
 SCRIPTED = ("scripted", "scripted-alt")
 SCRIPTED_OTHER = "scripted-other"
@@ -208,7 +209,7 @@ def cross_backend(p: Mapping[str, Any], frozen: Frozen, model_backend: Backend |
 
 
 def attach_targets(frozen: Frozen, backend: Backend | None = None, temperature: float = 0.0,
-                   max_tokens: int = DEFAULT_MAX_TOKENS) -> Frozen:
+                   max_tokens: int = DEFAULT_MAX_TOKENS, structured: bool = True) -> Frozen:
     """Suite D's cross-agent target and its changed version.
 
     Without ``backend``: a second scripted model, whose preferences change.  With one: that
@@ -227,7 +228,8 @@ def attach_targets(frozen: Frozen, backend: Backend | None = None, temperature: 
         after = DirectSystem(new.add_tasks(tasks).backend(), name="other")
         desc = "another model, asked the task directly"
     else:
-        kw = {"name": "other", "max_tokens": max_tokens, "temperature": temperature}
+        kw = {"name": "other", "max_tokens": max_tokens, "temperature": temperature,
+              "structured": structured}
         before = DirectSystem(backend, **kw)
         after = DirectSystem(backend, system=CHANGED_POLICY, **kw)
         how = f"sampling at temperature {temperature:g}" if temperature else "greedy"
@@ -243,15 +245,19 @@ def targets_for(p: Mapping[str, Any], frozen: Frozen, backend: Backend | None,
     """:func:`attach_targets` with the stage's ``cross_model``, ``cross_temperature`` and the
     bare prompt's reply cap."""
     return attach_targets(frozen, cross_backend(p, frozen, backend, base_dir),
-                          p["cross_temperature"], reply_caps(p["reply_caps"])["bare"])
+                          p["cross_temperature"], reply_caps(p["reply_caps"])["bare"],
+                          p["structured"])
 
 
 def run_variants(backend: Backend, suites: Suites, variants: Sequence[str],
-                 caps: Mapping[str, int] | None = None) -> dict[str, SystemRun]:
-    """Every variant on the same frozen items; ``caps``: reply caps per prompt family."""
+                 caps: Mapping[str, int] | None = None, structured: bool = True
+                 ) -> dict[str, SystemRun]:
+    """Every variant on the same frozen items; ``caps``: reply caps per prompt family;
+    ``structured``: enforce each reply's declared format while decoding."""
     c = reply_caps(caps)
-    return {v: run_suites(make_variant(v, backend, c), backend, suites,
-                          self_max_tokens=c["bare"]) for v in variants}
+    return {v: run_suites(make_variant(v, backend, c, structured), backend, suites,
+                          self_max_tokens=c["bare"], structured=structured)
+            for v in variants}
 
 
 def variants_for(p: Mapping[str, Any]) -> list[str]:
@@ -289,8 +295,8 @@ def check_gate_a(frozen: Frozen, runs: Sequence[SystemRun]) -> GateOutcome:
 
 
 def summary_json(profiles: Sequence[Any], decisions: Sequence[Decision]) -> dict[str, Any]:
-    """What ``scorecard.json`` holds: each profile's full vector with RR beside it, and each
-    intervention's gate statuses and decision."""
+    """What the stage's ``summary.json`` holds: each profile's full vector with RR beside
+    it, and each intervention's gate statuses and decision."""
     return {
         "profiles": {p.system: {"vector": p.values, "rr": p.rr} for p in profiles},
         "decisions": [d.summary() for d in decisions],

@@ -68,23 +68,26 @@ INTERVENTIONS: dict[str, Intervention] = {
 }
 
 
-def make_variant(name: str, backend: Backend, caps: Mapping[str, int] | None = None) -> System:
+def make_variant(name: str, backend: Backend, caps: Mapping[str, int] | None = None,
+                 structured: bool = True) -> System:
     """A variant (or a baseline of :mod:`cogrsi_lib.baselines`) on ``backend``; ``caps``
-    overrides :data:`REPLY_CAPS`."""
+    overrides :data:`REPLY_CAPS`; ``structured``: enforce each reply's declared format."""
     c = reply_caps(caps)
     bare = c["bare"]
     if name == "bare":
-        return DirectSystem(backend, name=name, max_tokens=bare)
+        return DirectSystem(backend, name=name, max_tokens=bare, structured=structured)
     if name in ("perspective", "perspective_no_state"):
         return PerspectiveSystem(backend, name=name, state=name == "perspective",
-                                 max_tokens=c["perspective"], bare_max_tokens=bare)
+                                 max_tokens=c["perspective"], bare_max_tokens=bare,
+                                 structured=structured)
     if name in ("store", "store_ablated"):
         return StoreSystem(backend, name=name, read_store=name == "store",
-                           max_tokens=c["store"], bare_max_tokens=bare)
+                           max_tokens=c["store"], bare_max_tokens=bare, structured=structured)
     from cogrsi_lib.baselines import SYSTEMS, make_system
+    from cogrsi_lib.reader import ReaderConfig
 
     if name in SYSTEMS:
-        return make_system(name, backend)
+        return make_system(name, backend, ReaderConfig(structured=structured))
     raise ValueError(f"unknown variant {name!r}; known: {VARIANTS} and {SYSTEMS}")
 
 

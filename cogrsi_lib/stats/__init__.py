@@ -1,4 +1,5 @@
-"""Statistics: paired cluster bootstraps, seed/scenario bootstraps, Holm (CogRSI §3, E.3)."""
+"""Statistics: paired cluster bootstraps, seed/scenario bootstraps, Holm (CogRSI §3, E.3),
+accuracy against chance."""
 
 from cogrsi_lib.stats.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -10,12 +11,15 @@ from cogrsi_lib.stats.bootstrap import (
     resample_counts,
     seed_scenario_bootstrap,
 )
+from cogrsi_lib.stats.chance import against_chance, chance_table
 from cogrsi_lib.stats.multiple import holm
 
 __all__ = [
     "DEFAULT_RESAMPLES",
     "BootstrapResult",
+    "against_chance",
     "align_paired",
+    "chance_table",
     "cluster_bootstrap",
     "construct_effects",
     "holm",

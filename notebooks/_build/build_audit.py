@@ -24,13 +24,15 @@ agreement_over = "either"
 limits = {"wall_s": 120, "cpu_s": 60, "memory_mb": 1024}
 workers = None
 replay = {
-    "reader": {"backend": "fake", "reply": "Answer: A"},
+    "reader": {"backend": "fake", "reply": {"reasoning": "scripted", "answer": "A"}},
     "reader_config": {},
     "max_per_rule": 5,
     "n_controls": 5,
     "seed": 0,
 }
 check_expected = True
+structured = True  # enforce each reply's declared format while decoding
+reference_translations = True  # model translators: also audit the rules' reference code
 # Audit in registration, measured symbolically (CogRSI §6): the loop engine with the scripted
 # builder's rule bank, a reader that executes each rule's hand-written translation, and the
 # audit gate on this sample with the same translations. CI size: one seed, two rounds.
@@ -56,15 +58,18 @@ CELLS = [
      "(translations agree on at least 80% of the questions where they apply), ambiguous "
      "otherwise (CogRSI §4.3, §5.4, App. C \"Semantic audit (J105)\")."),
     ("code", "from cogrsi_lib import audit\n"
+     "from cogrsi_lib.llm import start_tally\n"
      "from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir\n"
-     "from cogrsi_lib.reports import save_chart, write_json, write_table"),
+     "from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table"),
     ("code", "out = resolve_out_dir(out_dir, 'audit')\n"
+     "tally = start_tally()  # every model call of this stage, by prompt family\n"
      "root = find_repo_root()\n"
      "sample = audit.sample_audit_worlds(n_worlds, seed, max_depth)\n"
      "{'worlds': len(sample.worlds), 'questions': sample.n_questions}"),
     ("markdown", "## Translators\n\nWhich backend plays each translator role. On the CPU the "
      "embedded model plays both, with two prompt wordings and seeds."),
-    ("code", "trs = audit.build_translators(translators, max_tokens, base_dir=root)\n"
+    ("code", "trs = audit.build_translators(translators, max_tokens, base_dir=root,\n"
+     "                              structured=structured)\n"
      "roles = audit.translator_table(trs)\n"
      "write_table(roles, out / 'translators', title='Translator roles')\n"
      "roles"),
@@ -75,15 +80,32 @@ CELLS = [
      "                            limits, recompile_max_tokens, workers)\n"
      "auditor = audit.Auditor(sample, trs, config)\n"
      "results = auditor.audit_many(list(zip(rule_table['rule_id'], rule_table['text'])))\n"
-     "verdicts = audit.verdict_table(results, rule_table)\n"
+     "label = audit.MODEL_LABEL if audit.uses_models(trs) else audit.REFERENCE_LABEL\n"
+     "verdicts = audit.verdict_table(results, rule_table, label)\n"
      "verdicts.write_parquet(out / 'verdicts.parquet')\n"
      "write_table(verdicts.select('rule_id', 'arm', 'verdict', 'reason', 'n_applies_a',\n"
      "                            'n_applies_b', 'n_both', 'agreement',\n"
      "                            'n_shared_counterexamples', 'translation_a',\n"
      "                            'translation_b', 'outcome_a', 'outcome_b',\n"
      "                            'verdict_before_recompile'),\n"
-     "            out / 'verdicts', title='Verdict of every audited rule')\n"
+     "            out / 'verdicts', title=f'Verdict of every audited rule ({label})')\n"
      "verdicts.select('rule_id', 'verdict', 'reason')"),
+    ("markdown", "## Reference translations\n\nWhen models translate the hand-written rules, "
+     "the rules are also audited with their own reference code (two fixed translations per "
+     "rule, written by hand) through the same sample, sandbox and verdict rule. Their verdicts "
+     "are known, so this table shows the audit deciding whatever the translating model can "
+     "do; the table above is the models'. On the CPU default a 135M-parameter model "
+     "translates: expect few decided verdicts there."),
+    ("code", "reference = None\n"
+     "if reference_translations and rules == 'handwritten' and audit.uses_models(trs):\n"
+     "    ref_auditor, ref_results = audit.reference_audit(sample, config, rule_table)\n"
+     "    reference = audit.verdict_table(ref_results, rule_table, audit.REFERENCE_LABEL)\n"
+     "    reference.write_parquet(out / 'verdicts_reference.parquet')\n"
+     "    write_table(reference.select('rule_id', 'verdict', 'reason', 'expected',\n"
+     "                                 'n_applies_a', 'n_applies_b', 'agreement',\n"
+     "                                 'n_shared_counterexamples'),\n"
+     "                out / 'verdicts_reference', title=f'Verdicts ({audit.REFERENCE_LABEL})')\n"
+     "reference.select('rule_id', 'verdict', 'expected') if reference is not None else None"),
     ("code", "translations = audit.translation_table(results)\n"
      "translations.write_parquet(out / 'translations.parquet')\n"
      "write_table(translations.select('rule_id', 'translator', 'status', 'finish_reason',\n"
@@ -102,8 +124,9 @@ CELLS = [
      "            title='Verdicts by arm, before recompiling capped replies')\n"
      "by_arm"),
     ("markdown", "## Rules with a known verdict\n\nThe hand-written rules fix what the audit "
-     "must say; with `check_expected` a different verdict stops the stage."),
-    ("code", "expected = audit.expected_check(verdicts)\n"
+     "must say of their reference translations; with `check_expected` a different verdict "
+     "stops the stage."),
+    ("code", "expected = audit.expected_check(reference if reference is not None else verdicts)\n"
      "write_table(expected, out / 'expected_verdicts', title='Known verdicts')\n"
      "if check_expected:\n"
      "    audit.check_expected(expected)\n"
@@ -138,8 +161,8 @@ CELLS_TAIL = [
      "rendered as a story; the reader answers it without a principle and with the rule as its "
      "principle, and so do random control questions (§5.4: 8.6% of 1,139 turned wrong vs "
      "2.8% of 176 controls)."),
-    ("code", "answerer, reader_backend = audit.replay_answerer(replay['reader'],\n"
-     "                                                  replay.get('reader_config'), root)\n"
+    ("code", "reader_config = {**(replay.get('reader_config') or {}), 'structured': structured}\n"
+     "answerer, reader_backend = audit.replay_answerer(replay['reader'], reader_config, root)\n"
      "replayed = audit.replay_counterexamples(results, sample, answerer,\n"
      "                                        replay['max_per_rule'], replay['n_controls'],\n"
      "                                        replay['seed'])\n"
@@ -174,8 +197,16 @@ CELLS_TAIL = [
      "    'pair_validity')"),
     ("code", "study.bank.select('rule_id', 'verdict', 'dev_accuracy_alone', "
      "'dev_accuracy_default')"),
+    ("markdown", "## Replies\n\nEvery model call of the stage by prompt family: calls, "
+     "parse rate against the family's declared format, share that hit the token cap and "
+     "mean reply tokens."),
+    ("code", "write_replies(tally, out / 'replies_by_family')"),
     ("code", "run_summary = audit.summary(auditor, results, reader_backend=reader_backend,\n"
-     "                            rules_source=rules)\n"
+     "                            rules_source=rules, structured=structured,\n"
+     "                            replies=tally.to_dict())\n"
+     "if reference is not None:\n"
+     "    run_summary['reference_verdicts'] = dict(zip(reference['rule_id'],\n"
+     "                                                 reference['verdict']))\n"
      "write_json(run_summary, out / 'summary.json')\n"
      "{k: run_summary[k] for k in ('n_questions', 'sandbox_s', 'max_rule_pair_s',\n"
      "                             'one_model_both_roles')}"),

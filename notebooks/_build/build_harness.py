@@ -5,10 +5,13 @@ from pathlib import Path
 from cogrsi_lib.pipeline import write_notebook
 
 PARAMS = """\
-# Small defaults for CI (nbval): the scripted fake backend (it answers "A" to everything, so
-# routes, categories and reflections do not parse: the fallbacks run); `dvc repro` passes
+# Small defaults for CI (nbval): a fake backend whose replies take each request's declared form
+# with fixed values (answer A, variable desire, skill and category choices that are not in
+# every list, so some routes do not parse and the fallbacks run); `dvc repro` passes
 # params.yaml[harness] (the embedded CPU model, or vLLM on a GPU).
-llm = {"backend": "fake", "reply": "Answer: A"}
+llm = {"backend": "fake", "reply": {"answer": "A", "variable": "desire",
+                                    "skill": "desire.preference", "dimension": "Belief",
+                                    "categories": ["faux_pas"], "labels": {}}}
 ablations = ["base", "skills", "memory", "retrieval", "full"]
 harness_config = {"answer_max_tokens": 32, "route_max_tokens": 32, "max_reroutes": 1}
 benchmarks = ["tombench", "hi-tom"]
@@ -19,6 +22,7 @@ dev = {"n_tombench": 3, "n_oracle": 2, "oracle_seed": 43, "rounds": 1, "budget":
        "max_tokens": 64}
 agreement = {"n_worlds": 50, "seed": 0, "max_depth": 4}
 batch_size = 64
+structured = True  # enforce each reply's declared format while decoding
 out_dir = None
 """
 
@@ -34,10 +38,14 @@ CELLS = [
      "from cogrsi_lib.harness import stage as hs\n"
      "from cogrsi_lib.harness.embedding import MiniLMEmbedder\n"
      "from cogrsi_lib.harness.runtime import HarnessConfig, HarnessSystem, build_ablations\n"
+     "from cogrsi_lib.llm import start_tally\n"
      "from cogrsi_lib.llm.config import build_backend\n"
      "from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir\n"
-     "from cogrsi_lib.reports import write_json, write_table"),
+     "from cogrsi_lib.reports import write_json, write_replies, write_table\n"
+     "from cogrsi_lib.stats import chance_table"),
     ("code", "out = resolve_out_dir(out_dir, 'harness')\n"
+     "tally = start_tally()  # every model call of this stage, by prompt family\n"
+     "harness_config = {**harness_config, 'structured': structured}\n"
      "backend = build_backend(llm, base_dir=find_repo_root())\n"
      "embedder = MiniLMEmbedder()\n"
      "items, skipped = hs.evaluation_items(benchmarks, n_per_benchmark, n_oracle, oracle_seed)\n"
@@ -66,12 +74,16 @@ CELLS = [
      "frame = hs.run(systems, items, batch_size=batch_size)\n"
      "wall_s = time.perf_counter() - t0\n"
      "frame.write_parquet(out / 'items.parquet')\n"
-     "write_json({'backend': llm.get('backend'), 'model': backend.model,\n"
-     "            'embedder': embedder.name, 'ablations': ablations, 'wall_s': round(wall_s, 1),\n"
-     "            'skipped_benchmarks': skipped}, out / 'run.json')\n"
      "accuracy = hs.accuracy_table(frame)\n"
      "write_table(accuracy, out / 'ablations', title='Accuracy by harness configuration')\n"
      "accuracy"),
+    ("markdown", "## Against chance\n\nEach configuration's accuracy on the "
+     "multiple-choice items against guessing (mean of 1/options), with a 95% interval over "
+     "stories. The embedded CPU model is expected near chance: differences between "
+     "configurations then say nothing about the modules."),
+    ("code", "chance = chance_table(frame, ['system'])\n"
+     "write_table(chance, out / 'chance', title='Accuracy against chance')\n"
+     "chance"),
     ("code", "deltas = hs.delta_table(accuracy)\n"
      "write_table(deltas, out / 'ablation_deltas', title='Change against Base (points)')\n"
      "deltas.filter(deltas['source'] == 'all')"),
@@ -103,6 +115,16 @@ CELLS = [
      "if hitom is not None:\n"
      "    write_table(hitom, out / 'state_agreement_hitom', title='Starling vs Hi-ToM gold')\n"
      "state"),
+    ("markdown", "## Replies\n\nEvery model call of the stage by prompt family: calls, "
+     "parse rate against the family's declared format, share that hit the token cap and "
+     "mean reply tokens."),
+    ("code", "replies = write_replies(tally, out / 'replies_by_family')\n"
+     "write_json({'backend': llm.get('backend'), 'model': backend.model,\n"
+     "            'embedder': embedder.name, 'ablations': ablations, 'wall_s': round(wall_s, 1),\n"
+     "            'skipped_benchmarks': skipped, 'structured': structured,\n"
+     "            'chance': chance.to_dicts(), 'replies': tally.to_dict()},\n"
+     "           out / 'summary.json')\n"
+     "replies"),
 ]
 
 

@@ -47,6 +47,7 @@ batch_size = 64
 audit = {}
 noise_sd = 2.7
 noise_rounds = 100000
+structured = True  # enforce each reply's declared format while decoding
 out_dir = None
 """
 
@@ -64,9 +65,12 @@ CELLS = [
     ("code", "from cogrsi_lib import loops\n"
      "from cogrsi_lib.loops import report\n"
      "from cogrsi_lib.loops.stage import write_logs\n"
+     "from cogrsi_lib.llm import start_tally\n"
      "from cogrsi_lib.pipeline import resolve_out_dir\n"
-     "from cogrsi_lib.reports import save_chart, write_json, write_table"),
+     "from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table\n"
+     "from cogrsi_lib.stats import chance_table"),
     ("code", "out = resolve_out_dir(out_dir, 'loops')\n"
+     "tally = start_tally()  # every model call of this stage, by prompt family\n"
      "cfg = loops.StageConfig.from_params(globals(), pick=True)\n"
      "data = loops.stage_data(cfg)\n"
      "{'dev_questions': len(data.pool), 'dev_stories': len({it.story for it in data.pool}),\n"
@@ -106,6 +110,13 @@ CELLS = [
      "write_table(cmp, out / 'comparisons',\n"
      "            title='Final-cohort differences (points), bootstrap over seeds and stories')\n"
      "cmp"),
+    ("markdown", "## Against chance\n\nEach principle's accuracy on the final cohort against "
+     "guessing (mean of 1/options), with a 95% interval over stories. On the CPU default the "
+     "embedded model is expected near chance: no difference between arms then means "
+     "anything."),
+    ("code", "chance = chance_table(run.final_scores, ['label'])\n"
+     "write_table(chance, out / 'chance', title='Final-cohort accuracy against chance')\n"
+     "chance"),
     ("markdown", "## Table 5: selection quality\n\n"
      "Every candidate that reached registration and its incumbent, scored on the first "
      "held-out questions of the final cohort (App. C.2 \"Selection quality\")."),
@@ -144,9 +155,14 @@ CELLS = [
      "            'backend': cfg.backend, 'measured_cohort_sd': measured,\n"
      "            'candidates': run.candidates.height,\n"
      "            'admitted': int(run.candidates['admitted'].sum()) if run.candidates.height\n"
-     "            else 0, 'audit_texts': rules.height},\n"
+     "            else 0, 'audit_texts': rules.height, 'structured': structured,\n"
+     "            'chance': chance.to_dicts(), 'replies': tally.to_dict()},\n"
      "           out / 'summary.json')\n"
      "rules.height"),
+    ("markdown", "## Replies\n\nEvery model call of the stage by prompt family: calls, "
+     "parse rate against the family's declared format, share that hit the token cap and "
+     "mean reply tokens."),
+    ("code", "write_replies(tally, out / 'replies_by_family')"),
 ]
 
 

@@ -41,6 +41,7 @@ variants = ["no_verification", "no_domain", "full"]
 parse_max_tokens = 768
 domain_max_tokens = 1536
 answer_max_tokens = 256
+structured = True  # enforce each reply's declared format while decoding
 out_dir = None"""
 
 CELLS = [
@@ -48,12 +49,15 @@ CELLS = [
     ("parameters", PARAMS),
     ("code", """\
 from cogrsi_lib import pddl
+from cogrsi_lib.llm import start_tally
 from cogrsi_lib.oracle.sampler import SamplerConfig, sample_worlds
 from cogrsi_lib.pddl import report
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
-from cogrsi_lib.reports import save_chart, write_json, write_table
+from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table
+from cogrsi_lib.stats import chance_table
 
 out = resolve_out_dir(out_dir, "pddl_mind")
+tally = start_tally()  # every model call of this stage, by prompt family
 cfg = SamplerConfig(min_agents=min_agents, max_agents=max_agents, min_events=min_events,
                     max_events=max_events)"""),
     ("markdown", """\
@@ -91,7 +95,8 @@ print(pddl.trace_text(trace))"""),
 backend = pddl.make_backend(backend, examples, llm=llm, script=script, base_dir=find_repo_root())
 ladder = pddl.LadderConfig(variants=tuple(variants), parse_max_tokens=parse_max_tokens,
                            domain_max_tokens=domain_max_tokens,
-                           answer_max_tokens=answer_max_tokens, seed=seed)
+                           answer_max_tokens=answer_max_tokens, seed=seed,
+                           structured=structured)
 records = pddl.run_ladder(backend, examples, ladder)
 records.write_parquet(out / 'records.parquet')
 records.height"""),
@@ -117,9 +122,29 @@ answer), `unverified` (benchmark items: no gold trace and nothing flagged)."""),
     ("code", """\
 failures = report.failure_table(records)
 write_table(failures, out / 'failures', title='Wrong answers by failure class')
-write_json({'model': backend.identity, 'examples': len(examples), 'records': records.height,
-            'variants': list(variants)}, out / 'run.json')
 failures"""),
+    ("markdown", """\
+## Against chance
+
+Accuracy on the multiple-choice questions of each source and variant against guessing (mean
+of 1/options), with a 95% interval over stories. The embedded CPU model is expected near
+chance."""),
+    ("code", """\
+chance = chance_table(records, ['source', 'variant'])
+write_table(chance, out / 'chance', title='Accuracy against chance')
+chance"""),
+    ("markdown", """\
+## Replies
+
+Every model call of the stage by prompt family: calls, parse rate against the family's
+declared format (`cogrsi_lib/pddl/prompts.py`), share that hit the token cap and mean reply
+tokens."""),
+    ("code", """\
+replies = write_replies(tally, out / 'replies_by_family')
+write_json({'model': backend.identity, 'examples': len(examples), 'records': records.height,
+            'variants': list(variants), 'structured': structured,
+            'chance': chance.to_dicts(), 'replies': tally.to_dict()}, out / 'summary.json')
+replies"""),
 ]
 
 

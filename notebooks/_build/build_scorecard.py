@@ -34,6 +34,7 @@ reply_caps = {}  # reply caps in tokens per prompt family (defaults: bare 64, pe
 cross_model = "scripted-other"  # Suite D's cross-agent target: a second scripted model,
 # "embedded" or llm backend settings
 cross_temperature = 0.0  # its sampling temperature (> 0 when it is the predictor's own model)
+structured = True  # enforce each reply's declared format while decoding
 out_dir = None
 """
 
@@ -55,10 +56,12 @@ CELLS = [
      "`params.yaml` (`dvc repro`) runs the embedded CPU model at a tiny size, and llm "
      "backend settings (e.g. vLLM) measure a real model at full size."),
     ("code", "from IPython.display import SVG\n\n"
+     "from cogrsi_lib.llm import start_tally\n"
      "from cogrsi_lib.nested import require\n"
      "from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir\n"
      "from cogrsi_lib.reader import records_to_frame\n"
-     "from cogrsi_lib.reports import save_chart, write_json, write_table\n"
+     "from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table\n"
+     "from cogrsi_lib.stats import chance_table\n"
      "from cogrsi_lib.scorecard import (\n"
      "    build_profile, decision_checks, decision_table, depth_curves, depth_figure,\n"
      "    interval_table, scorecard_table,\n"
@@ -68,6 +71,7 @@ CELLS = [
      "from cogrsi_lib.scorecard.selfpred import curve_chart"),
     ("code", "params = stage.stage_params({name: globals()[name] for name in stage.DEFAULTS})\n"
      "out = resolve_out_dir(out_dir, 'scorecard')\n"
+     "tally = start_tally()  # every model call of this stage, by prompt family\n"
      "gates_cfg = stage.gate_config(params)\n"
      "variants = stage.variants_for(params)\n"
      "variants"),
@@ -95,7 +99,8 @@ CELLS = [
      "                             str(root) if root else None)\n"
      "frozen = stage.targets_for(params, frozen, backend, str(root) if root else None)\n"
      "print('Suite D cross-agent target:', frozen.suites.cross_targets[0].description)\n"
-     "runs = stage.run_variants(backend, frozen.suites, variants, params['reply_caps'])\n"
+     "runs = stage.run_variants(backend, frozen.suites, variants, params['reply_caps'],\n"
+     "                          params['structured'])\n"
      "records = [r for run in runs.values() for r in run.task_records()]\n"
      "records_to_frame(records).write_parquet(out / 'records.parquet')\n"
      "print(backend.identity, {v: len(run.task_records()) for v, run in runs.items()})"),
@@ -117,6 +122,14 @@ CELLS = [
      "write_table(intervals, out / 'intervals', title='Suite A metrics with 95% cluster-bootstrap "
      "intervals over stories')\n"
      "intervals.filter(intervals['metric'].str.starts_with('R'))"),
+    ("markdown", "## Against chance\n\nSuite A accuracy of each variant against guessing "
+     "(mean of 1/options), with a 95% interval over stories. The embedded CPU model is "
+     "expected near chance: read no gate outcome below as a property of the interventions "
+     "then."),
+    ("code", "chance = chance_table(stack(runs, lambda r: records_to_frame(r.nested.records)),\n"
+     "                      ['system'])\n"
+     "write_table(chance, out / 'chance', title='Suite A accuracy against chance')\n"
+     "chance"),
     ("markdown", "## Depth curve\n\nAccuracy by depth of every variant and of the best "
      "shallow heuristic; dashed: chance (1 / containers)."),
     ("code", "curves = depth_curves(list(runs.values()), frozen.suites.heuristic_baselines())\n"
@@ -158,11 +171,11 @@ CELLS = [
      "Gate D re-runs the variants on the replication items (new procedural seed) and on "
      "the alternate model; Gate E compares each intervention with its own ablation."),
     ("code", "seed_runs = stage.run_variants(backend, frozen.replication, variants,\n"
-     "                               params['reply_caps'])\n"
+     "                               params['reply_caps'], params['structured'])\n"
      "alt = stage.make_backend(params['alt_model'], frozen, params['llm_cache_dir'],\n"
      "                         str(root) if root else None)\n"
-     "model_runs = (stage.run_variants(alt, frozen.core(), variants, params['reply_caps'])\n"
-     "              if alt else None)\n"
+     "model_runs = (stage.run_variants(alt, frozen.core(), variants, params['reply_caps'],\n"
+     "                                 params['structured']) if alt else None)\n"
      "gate_a_outcome = stage.check_gate_a(frozen, list(runs.values()))\n"
      "decisions = [\n"
      "    stage.decide(name, runs,\n"
@@ -180,9 +193,16 @@ CELLS = [
      "decided"),
     ("code", "gate_checks.filter(gate_checks['gate'] != 'A').select(\n"
      "    'intervention', 'gate', 'check', 'status', 'estimate', 'low', 'high', 'threshold')"),
-    ("code", "write_json(stage.summary_json(profiles, decisions) | {'model': backend.identity},\n"
-     "           out / 'scorecard.json')\n"
-     "sorted(p.name for p in out.iterdir())"),
+    ("markdown", "## Replies\n\nEvery model call of the stage by prompt family: calls, "
+     "parse rate against the family's declared format, share that hit the token cap and "
+     "mean reply tokens."),
+    ("code", "replies = write_replies(tally, out / 'replies_by_family')\n"
+     "summary_json = stage.summary_json(profiles, decisions) | {\n"
+     "    'model': backend.identity, 'structured': params['structured'],\n"
+     "    'chance': chance.to_dicts(), 'replies': tally.to_dict()}\n"
+     "write_json(summary_json, out / 'summary.json')\n"
+     "replies"),
+    ("code", "sorted(p.name for p in out.iterdir())"),
 ]
 
 

@@ -23,8 +23,10 @@ from cogrsi_lib.scorecard.answers import (
 from cogrsi_lib.scorecard.direct import DirectSystem
 from cogrsi_lib.scorecard.perspective import (
     MARKER,
+    MAX_SLOT_CHARS,
     PerspectiveSystem,
     parse_perspective,
+    slot_chars,
     slot_names,
 )
 from cogrsi_lib.scorecard.scripted import ScriptedModel, Skill, source_line
@@ -76,8 +78,18 @@ GOOD = ("WORLD: box\nANNE_OBSERVED: saw the move to the box\nBOB_OBSERVED: nothi
     ],
 )
 def test_perspective_parser_is_strict(text: str, error: str) -> None:
-    reply, _ = parse_perspective(text, ITEM, ["Anne", "Bob"])
+    reply, _ = parse_perspective(text, ITEM, ["Anne", "Bob"], max_tokens=400)
     assert not reply.parsed and error in reply.error
+
+
+def test_perspective_slots_share_what_the_cap_leaves() -> None:
+    wide = slot_chars(ITEM, ["Anne", "Bob"], max_tokens=400)
+    narrow = slot_chars(ITEM, ["Anne", "Bob"], max_tokens=100)
+    assert wide == MAX_SLOT_CHARS and 8 <= narrow < wide
+    long_slot = GOOD.replace("nothing", "x" * (narrow + 1))
+    assert parse_perspective(long_slot, ITEM, ["Anne", "Bob"], max_tokens=400)[0].parsed
+    reply, _ = parse_perspective(long_slot, ITEM, ["Anne", "Bob"], max_tokens=100)
+    assert reply.error == f"slot BOB_OBSERVED is empty or longer than {narrow} characters"
 
 
 def test_perspective_parser_reads_the_state() -> None:
