@@ -9,7 +9,7 @@ from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.cache import CachedBackend, CompletionCache, cache_key
 from cogrsi_lib.llm.config import build_backend, load_llm_params
 from cogrsi_lib.llm.fake import ScriptedBackend
-from cogrsi_lib.llm.parsing import ParsedAnswer, parse_answer, parse_choice
+from cogrsi_lib.llm.parsing import ParsedAnswer
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat
 from cogrsi_lib.llm.tally import ReplyTally, open_tally, start_tally
 from cogrsi_lib.llm.types import Completion, Job, Message, Request, SamplingParams
@@ -34,7 +34,5 @@ __all__ = [
     "cache_key",
     "load_llm_params",
     "open_tally",
-    "parse_answer",
-    "parse_choice",
     "start_tally",
 ]

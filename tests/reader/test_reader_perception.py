@@ -147,8 +147,8 @@ def test_principles() -> None:
 
 def test_bench_items_plug_in_with_their_native_labels() -> None:
     from cogrsi_lib.bench.schema import Item
-    from cogrsi_lib.llm.parsing import parse_answer
     from cogrsi_lib.reader.items import from_bench_item
+    from cogrsi_lib.reader.prompts import THINK_NONE, answer_format, read_answer
 
     b = Item(
         benchmark="bigtom",
@@ -169,7 +169,10 @@ def test_bench_items_plug_in_with_their_native_labels() -> None:
         "b",
     )
     assert len(r.lines()) == 3
-    assert parse_answer("Answer: B", r.options, r.labels).value == "b"
+    fmt = answer_format(r, THINK_NONE, 16)  # the native labels are the answer's values
+    assert fmt.schema()["properties"]["answer"]["enum"] == ["a", "b"]
+    assert read_answer(r, fmt, '{"answer": "b"}').value == "b"
+    assert read_answer(r, fmt, '{"answer": "B"}').status == "unparsed"
     fantom = Item("fantom", "f1", "c1", "A: hi\nB: hello", "Q?", "tom:belief", "x")
     assert (
         from_bench_item(fantom).kind == "conversation" and from_bench_item(fantom).options is None
