@@ -603,8 +603,8 @@ def reflector_format(shown: Sequence[str], max_tokens: int = 400) -> ReplyFormat
     the texts share what the token cap leaves of ``CHARS_PER_TOKEN * max_tokens``."""
     label = enum_of(list(LABELS))
     labels = reply_model("EntryLabels", **{eid: (label, Field()) for eid in shown})
-    fixed = 150 + 30 * len(shown)  # keys, the dimension, labels and revise
-    budget = max(0, CHARS_PER_TOKEN * max_tokens - fixed)
+    fixed = 150 + 30 * len(shown)  # keys, the dimension, labels and revise: one token a char
+    budget = max(0, CHARS_PER_TOKEN * (max_tokens - fixed))
 
     def text(key: str) -> tuple[Any, Any]:
         most = max(16, min(REFLECTION_CHARS[key], int(REFLECTION_SHARES[key] * budget)))

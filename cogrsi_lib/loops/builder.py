@@ -160,7 +160,9 @@ def render_failure(k: int, f: Failure) -> str:
 
 
 def _text_fields(names: Sequence[str], max_tokens: int, reserved: int) -> dict[str, Any]:
-    budget = max(0, CHARS_PER_TOKEN * max_tokens - reserved)
+    """Bounded text fields sharing what the cap leaves after ``reserved`` characters of keys
+    and values (counted at one token per character)."""
+    budget = max(0, CHARS_PER_TOKEN * (max_tokens - reserved))
     # condition and rule may be empty: a retirement writes neither
     return {n: (str, text_field(max(16, min(MAX_CHARS[n], int(SHARES[n] * budget))),
                                 int(n in ("diagnosis", "principle")), DESCRIPTIONS[n]))

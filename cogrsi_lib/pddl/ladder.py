@@ -104,7 +104,7 @@ def answer_format(ex: Example, max_tokens: int) -> ReplyFormat:
     if ex.options:
         answer = (enum_of([lab for lab, _ in ex.options]), Field())
     else:
-        answer = (str, text_field(FREE_ANSWER_CHARS, 1, "a short answer"))
+        answer = (str, text_field(FREE_ANSWER_CHARS, 1, "the answer alone, in a word or a few"))
     model = reasoned_model("PDDLAnswer", max_tokens, "your step-by-step reasoning",
                            answer=answer)
     return ReplyFormat.json(P.ANSWER_FAMILY, model)
@@ -140,7 +140,7 @@ def actions_format(variant: str, run: _Run, domain: CompiledDomain, max_tokens: 
     own = run.domain if variant == "no_domain" else domain
     if isinstance(own, CompiledDomain):
         return P.actions_format(own, max_tokens)
-    most = P.lines_for(max_tokens) - 1
+    most = P.lines_for(max_tokens, P.ACTION_TOKENS) - 1
     return ReplyFormat.regex(P.ACTIONS_FAMILY, rf"{_ATOM}(\n{_ATOM}){{0,{most}}}")
 
 

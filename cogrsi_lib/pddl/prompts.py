@@ -23,7 +23,7 @@ The PDDL itself is then read strictly by the ``pddl`` package (:mod:`cogrsi_lib.
 
 from __future__ import annotations
 
-from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyFormat
+from cogrsi_lib.llm.reply_format import ReplyFormat
 from cogrsi_lib.pddl.domain import CompiledDomain
 
 SYSTEM = (
@@ -134,12 +134,14 @@ EVIDENCE_MISSING = "No state trace: {why}"
 # -- reply formats ---------------------------------------------------------------------------
 PROBLEM_FAMILY, ACTIONS_FAMILY = "pddl.problem", "pddl.actions"
 DOMAIN_PROBLEM_FAMILY, ANSWER_FAMILY = "pddl.domain_problem", "pddl.answer"
-#: a PDDL name as the parsing prompts ask for it (lower case, at most 24 characters)
-NAME = r"[a-z][a-z0-9_-]{0,23}"
+#: a PDDL name as the parsing prompts ask for it (lower case, at most 20 characters)
+NAME = r"[a-z][a-z0-9_-]{0,19}"
 #: the most names on one line of (:objects ...), and lines of it
 MAX_NAMES, MAX_OBJECT_LINES = 8, 8
-#: characters per (:init ...) fact or action line when the cap sets how many there may be
-LINE_CHARS = 24
+#: tokens per (:init ...) fact and per action line when the cap sets how many there may be
+#: ("(seen sally ball tray)" takes about 8 tokens; a model that repeats itself writes long
+#: names, and an action line with three 20-character names takes about 30)
+FACT_TOKENS, ACTION_TOKENS = 16, 32
 #: the deepest nesting of the no-domain ablation's s-expressions (the predefined domain has 8)
 MAX_NESTING = 8
 PROBLEM_LAYOUT = """\
@@ -156,10 +158,10 @@ PROBLEM_LAYOUT = """\
   (:goal (and)))"""
 
 
-def lines_for(max_tokens: int) -> int:
-    """How many fact or action lines a reply capped at ``max_tokens`` may hold: a bound, so
-    that a model repeating itself must stop and close the reply."""
-    return max(4, CHARS_PER_TOKEN * max_tokens // LINE_CHARS)
+def lines_for(max_tokens: int, per_line: int) -> int:
+    """How many lines of ``per_line`` tokens a reply capped at ``max_tokens`` may hold: a
+    bound, so that a model repeating itself must stop and close the reply."""
+    return max(4, max_tokens // per_line)
 
 
 def problem_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat:
@@ -171,7 +173,7 @@ def problem_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat
     pattern = (
         rf"\(define \(problem {NAME}\)\n  \(:domain {domain.name}\)\n"
         rf"  \(:objects\n(    {names} - ({types})\n){{1,{MAX_OBJECT_LINES}}}  \)\n"
-        rf"  \(:init\n(    \(({facts})\)\n){{0,{lines_for(max_tokens)}}}  \)\n"
+        rf"  \(:init\n(    \(({facts})\)\n){{0,{lines_for(max_tokens, FACT_TOKENS)}}}  \)\n"
         r"  \(:goal \(and\)\)\)"
     )
     return ReplyFormat.regex(PROBLEM_FAMILY, pattern)
@@ -181,7 +183,7 @@ def actions_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat
     """Call 2's reply: ground actions of the domain, one per line, each with its arity."""
     acts = "|".join(f"{a}" + f" {NAME}" * len(schema.params)
                     for a, schema in sorted(domain.actions.items()))
-    most = lines_for(max_tokens) - 1
+    most = lines_for(max_tokens, ACTION_TOKENS) - 1
     return ReplyFormat.regex(ACTIONS_FAMILY, rf"\(({acts})\)(\n\(({acts})\)){{0,{most}}}")
 
 

@@ -55,8 +55,8 @@ Two candidate answers:
 choice. {reply}"""
 
 REASONED, DIRECT, ARBITRATION = "answer.reasoned", "answer.direct", "reader.arbitration"
-#: longest free-text answer (a few words)
-FREE_ANSWER_CHARS = 60
+#: longest free-text answer (the answer alone: a word or a few)
+FREE_ANSWER_CHARS = 40
 
 
 def answer_format(
@@ -70,7 +70,7 @@ def answer_format(
         labels = list(item.labels or option_letters(len(item.options))) + list(also)
         answer = (enum_of(labels), Field(description="the label of one option"))
     else:
-        answer = (str, text_field(FREE_ANSWER_CHARS, 1, "a short answer"))
+        answer = (str, text_field(FREE_ANSWER_CHARS, 1, "the answer alone, in a word or a few"))
     if think == THINK_NONE:
         return ReplyFormat.json(family or DIRECT, reply_model("DirectAnswer", answer=answer))
     model = reasoned_model("ReasonedAnswer", max_tokens, "your step-by-step reasoning",

@@ -77,14 +77,15 @@ def literal(text: str) -> str:
 
 def slot_chars(item: ReaderItem, chain: Sequence[str], state: bool = True,
                max_tokens: int = MAX_TOKENS) -> int:
-    """The longest slot text: the reply's budget of ``CHARS_PER_TOKEN * max_tokens``
-    characters, less its fixed part, shared by the slots (at least 8, at most
+    """The longest slot text: what the cap leaves after the reply's fixed part (the slot
+    names, the answer and the confidence, counted at one token per character), at
+    ``CHARS_PER_TOKEN`` characters per token, shared by the slots (at least 8, at most
     :data:`MAX_SLOT_CHARS`)."""
     names = slot_names(chain, state)
     fixed = sum(len(n) + 3 for n in names) + max((len(o) for o in item.options or ()),
                                                    default=0) + 6 + 1
     slots = max(1, len(names) - 2)
-    return max(8, min(MAX_SLOT_CHARS, (CHARS_PER_TOKEN * max_tokens - fixed) // slots))
+    return max(8, min(MAX_SLOT_CHARS, CHARS_PER_TOKEN * (max_tokens - fixed) // slots))
 
 
 def line_patterns(item: ReaderItem, chain: Sequence[str], state: bool = True,

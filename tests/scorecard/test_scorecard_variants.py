@@ -84,11 +84,12 @@ def test_perspective_parser_is_strict(text: str, error: str) -> None:
 
 def test_perspective_slots_share_what_the_cap_leaves() -> None:
     wide = slot_chars(ITEM, ["Anne", "Bob"], max_tokens=400)
-    narrow = slot_chars(ITEM, ["Anne", "Bob"], max_tokens=100)
+    narrow = slot_chars(ITEM, ["Anne", "Bob"], max_tokens=160)
     assert wide == MAX_SLOT_CHARS and 8 <= narrow < wide
+    assert slot_chars(ITEM, ["Anne", "Bob"], max_tokens=60) == 8  # the floor
     long_slot = GOOD.replace("nothing", "x" * (narrow + 1))
     assert parse_perspective(long_slot, ITEM, ["Anne", "Bob"], max_tokens=400)[0].parsed
-    reply, _ = parse_perspective(long_slot, ITEM, ["Anne", "Bob"], max_tokens=100)
+    reply, _ = parse_perspective(long_slot, ITEM, ["Anne", "Bob"], max_tokens=160)
     assert reply.error == f"slot BOB_OBSERVED is empty or longer than {narrow} characters"
 
 
