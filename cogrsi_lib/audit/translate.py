@@ -57,14 +57,17 @@ _OPEN, _CLOSE = "```python\n", "```"
 
 def translation_format(max_tokens: int) -> ReplyFormat:
     """A ```python block and nothing else: optional top-level lines, ``def applies(world, q``
-    ... with its body, ``def predict(world, q`` ... with its body; at most
-    ``CHARS_PER_TOKEN * max_tokens / 50`` lines per part, each at most :data:`MAX_LINE`
-    characters, without backticks."""
+    ... with its body, ``def predict(world, q`` ... with its body; each body indented (blank
+    lines aside), at most ``CHARS_PER_TOKEN * max_tokens / 50`` lines per part, each at most
+    :data:`MAX_LINE` characters, without backticks. Python syntax beyond that is the
+    sandbox's to check."""
     n = max(4, CHARS_PER_TOKEN * max_tokens // 50)
     line = rf"[^\n`]{{0,{MAX_LINE}}}\n"
+    indented = rf" {{4}}[^\n`]{{0,{MAX_LINE - 4}}}\n"
+    body = rf"{indented}({indented}|\n){{0,{n - 1}}}"
     head = r"[^\n`]{0,60}:\n"
-    pattern = (rf"```python\n({line}){{0,{n}}}def applies\(world, q{head}({line}){{1,{n}}}"
-               rf"def predict\(world, q{head}({line}){{1,{n}}}```")
+    pattern = (rf"```python\n({line}){{0,{n}}}def applies\(world, q{head}{body}"
+               rf"def predict\(world, q{head}{body}```")
     return ReplyFormat.regex(FAMILY, pattern)
 
 

@@ -54,7 +54,7 @@ class Backend(abc.ABC):
             cs = done[pos : pos + r.params.n]
             if r.constraint is not None:
                 cs = [replace(c, structured=True) for c in cs]
-            tally.record(r, cs)
+            tally.record(r, cs, self.kind)
             out.append(cs)
             pos += r.params.n
         return out

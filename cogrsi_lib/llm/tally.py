@@ -1,11 +1,13 @@
 """Per-family reply statistics: calls, parse rate, share at the token cap, reply length.
 
 Every :meth:`Backend.generate <cogrsi_lib.llm.backend.Backend.generate>` reports its requests
-and completions to the tallies that are open (:func:`open_tally`), so a stage sees every call
-of every backend it builds without threading a counter through the library. A reply counts as
-parsed when its request's declared :class:`~cogrsi_lib.llm.reply_format.ReplyFormat` accepts
-it: the same check the family's own parser starts with. Requests without a declared format are
-tallied under ``free`` with no parse rate.
+and completions, and its backend kind, to the tallies that are open (:func:`open_tally`), so a
+stage sees every call of every backend it builds without threading a counter through the
+library. A reply counts as parsed when its request's declared
+:class:`~cogrsi_lib.llm.reply_format.ReplyFormat` accepts it: the same check the family's own
+parser starts with. Requests without a declared format are tallied under ``free`` with no parse
+rate. A stage's tally (:func:`start_tally`) leaves out scripted stand-ins (kind ``fake``),
+whose replies are fixed in advance, some malformed on purpose: it counts model calls only.
 """
 
 from __future__ import annotations
@@ -53,11 +55,15 @@ class FamilyCounts:
 class ReplyTally:
     """Counts by prompt family (thread-safe)."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip_kinds: Sequence[str] = ()) -> None:
         self.families: dict[str, FamilyCounts] = {}
+        self.skip_kinds = frozenset(skip_kinds)
         self._lock = threading.Lock()
 
-    def record(self, request: Request, completions: Sequence[Completion]) -> None:
+    def record(self, request: Request, completions: Sequence[Completion],
+               kind: str = "") -> None:
+        if kind in self.skip_kinds:
+            return
         fmt = request.reply
         oks = [fmt.ok(c.text) for c in completions] if fmt is not None else []
         with self._lock:
@@ -93,18 +99,18 @@ _OPEN: list[ReplyTally] = []
 _OPEN_LOCK = threading.Lock()
 
 
-def record(request: Request, completions: Sequence[Completion]) -> None:
-    """Report one request's completions to every open tally."""
+def record(request: Request, completions: Sequence[Completion], kind: str = "") -> None:
+    """Report one request's completions (from a backend of ``kind``) to every open tally."""
     with _OPEN_LOCK:
         tallies = list(_OPEN)
     for t in tallies:
-        t.record(request, completions)
+        t.record(request, completions, kind)
 
 
 @contextlib.contextmanager
-def open_tally() -> Iterator[ReplyTally]:
-    """A tally that sees every generation until the block ends."""
-    t = ReplyTally()
+def open_tally(skip_kinds: Sequence[str] = ()) -> Iterator[ReplyTally]:
+    """A tally that sees every generation until the block ends (but from ``skip_kinds``)."""
+    t = ReplyTally(skip_kinds)
     with _OPEN_LOCK:
         _OPEN.append(t)
     try:
@@ -114,9 +120,14 @@ def open_tally() -> Iterator[ReplyTally]:
             _OPEN.remove(t)
 
 
-def start_tally() -> ReplyTally:
-    """A tally that stays open for the rest of the process (a stage notebook's)."""
-    t = ReplyTally()
+#: backend kinds a stage's tally leaves out: scripted stand-ins, not models
+SCRIPTED_KINDS = ("fake",)
+
+
+def start_tally(skip_kinds: Sequence[str] = SCRIPTED_KINDS) -> ReplyTally:
+    """A tally of model calls that stays open for the rest of the process (a stage
+    notebook's)."""
+    t = ReplyTally(skip_kinds)
     with _OPEN_LOCK:
         _OPEN.append(t)
     return t

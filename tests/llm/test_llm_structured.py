@@ -138,6 +138,9 @@ def test_tally_counts_parse_rate_cap_and_tokens_per_family() -> None:
     assert rows["free"]["parse_rate"] is None and rows["free"]["cap_rate"] == 1.0
     b.generate([Request.of("q", reply=CHOICE)])  # the tally is closed: not counted
     assert t.rows()[1]["calls"] == 3
+    with open_tally(skip_kinds=("fake",)) as models_only:
+        b.generate([Request.of("q", reply=CHOICE)])  # a scripted stand-in is no model
+    assert models_only.rows() == []
 
 
 # -- vLLM: the constraint reaches SamplingParams -----------------------------------------------
