@@ -44,14 +44,18 @@ def against_chance(correct: Sequence[float], n_options: Sequence[int],
 def chance_table(rows: pl.DataFrame, by: Sequence[str], n_resamples: int = 2000,
                  seed: int = 0) -> pl.DataFrame:
     """:func:`against_chance` per group of ``rows`` (columns ``correct``, ``n_options``,
-    ``story_id``); items without options (free text) have no chance level and are left out."""
+    ``story_id``, ``gold``); items without options (free text) have no chance level and are
+    left out. ``best_constant`` is the accuracy of always giving the group's commonest gold
+    label: a model that always picks one position can reach it without reading."""
     mc = rows.filter(pl.col("n_options").is_not_null() & (pl.col("n_options") >= 2))
     out = []
     for key, g in mc.group_by(list(by), maintain_order=True):
         res = against_chance(g["correct"].cast(pl.Float64).fill_null(0.0).to_list(),
                              g["n_options"].to_list(), g["story_id"].to_list(),
                              n_resamples, seed)
-        out.append({**dict(zip(by, key, strict=True)), **res})
+        best = g["gold"].value_counts()["count"].max() / g.height if "gold" in g.columns else None
+        out.append({**dict(zip(by, key, strict=True)), **res, "best_constant": best})
     schema = {**{b: pl.Utf8 for b in by}, "items": pl.Int64, "accuracy": pl.Float64,
-              "chance": pl.Float64, "low": pl.Float64, "high": pl.Float64, "verdict": pl.Utf8}
+              "chance": pl.Float64, "low": pl.Float64, "high": pl.Float64, "verdict": pl.Utf8,
+              "best_constant": pl.Float64}
     return pl.DataFrame(out, schema=schema)

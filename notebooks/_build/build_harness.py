@@ -79,7 +79,8 @@ CELLS = [
      "accuracy"),
     ("markdown", "## Against chance\n\nEach configuration's accuracy on the "
      "multiple-choice items against guessing (mean of 1/options), with a 95% interval over "
-     "stories. The embedded CPU model is expected near chance: differences between "
+     "stories; `best_constant` is what always giving the commonest gold label scores. The embedded"
+     " CPU model is expected near chance: differences between "
      "configurations then say nothing about the modules."),
     ("code", "chance = chance_table(frame, ['system'])\n"
      "write_table(chance, out / 'chance', title='Accuracy against chance')\n"

@@ -111,7 +111,9 @@ CELLS = [
      "            title='Final-cohort differences (points), bootstrap over seeds and stories')\n"
      "cmp"),
     ("markdown", "## Against chance\n\nEach principle's accuracy on the final cohort against "
-     "guessing (mean of 1/options), with a 95% interval over stories. On the CPU default the "
+     "guessing (mean of 1/options), with a 95% interval over stories; `best_constant` is what "
+     "always giving the commonest gold label scores (a model stuck on one position reaches it "
+     "without reading). On the CPU default the "
      "embedded model is expected near chance: no difference between arms then means "
      "anything."),
     ("code", "chance = chance_table(run.final_scores, ['label'])\n"

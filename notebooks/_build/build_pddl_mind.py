@@ -127,8 +127,10 @@ failures"""),
 ## Against chance
 
 Accuracy on the multiple-choice questions of each source and variant against guessing (mean
-of 1/options), with a 95% interval over stories. The embedded CPU model is expected near
-chance."""),
+of 1/options), with a 95% interval over stories; `best_constant` is what always giving the
+commonest gold label scores (a model stuck on one position reaches it without reading). The
+embedded CPU model is expected near chance.
+"""),
     ("code", """\
 chance = chance_table(records, ['source', 'variant'])
 write_table(chance, out / 'chance', title='Accuracy against chance')

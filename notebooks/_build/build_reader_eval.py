@@ -64,7 +64,9 @@ CELLS = [
      "accuracy"),
     ("markdown", "## Against chance and against a reference\n\n`chance` is the mean of "
      "1/(number of options) over the multiple-choice items; the interval bootstraps accuracy "
-     "over stories. A system whose interval contains chance is *near chance*: on the CPU "
+     "over stories; `best_constant` is what always giving the commonest gold label scores "
+     "(a model stuck on one position reaches it without reading). A system whose interval contains"
+     " chance is *near chance*: on the CPU "
      "default (SmolLM2-135M) expect that, and read no difference between systems into it. "
      "Then each system's score minus the reference's on the same items, with the paired "
      "bootstrap over stories (CogRSI §3) and Holm's correction over the systems."),

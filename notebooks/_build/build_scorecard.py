@@ -123,7 +123,9 @@ CELLS = [
      "intervals over stories')\n"
      "intervals.filter(intervals['metric'].str.starts_with('R'))"),
     ("markdown", "## Against chance\n\nSuite A accuracy of each variant against guessing "
-     "(mean of 1/options), with a 95% interval over stories. The embedded CPU model is "
+     "(mean of 1/options), with a 95% interval over stories; `best_constant` is what always giving"
+     " the commonest gold label scores (a model stuck on one position reaches it without reading)."
+     " The embedded CPU model is "
      "expected near chance: read no gate outcome below as a property of the interventions "
      "then."),
     ("code", "chance = chance_table(stack(runs, lambda r: records_to_frame(r.nested.records)),\n"
