@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import http.server
 import importlib.util
 import itertools
-import json
 import sys
-import threading
 import types
 from dataclasses import dataclass, field
 
@@ -27,6 +24,8 @@ from cogrsi_lib.llm.reply_format import (
 )
 from cogrsi_lib.llm.tally import open_tally
 from cogrsi_lib.llm.types import Job
+
+from .recorder import recording_server
 
 ANSWER = reply_model(
     "TestAnswer", reasoning=(str, text_field(20)), answer=(enum_of(["A", "B"]), ...),
@@ -211,70 +210,38 @@ def test_vllm_gets_structured_outputs_params_of_each_kind(fake_vllm) -> None:
 # -- OpenAI-compatible: the request body a real server receives --------------------------------
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    seen: list[dict] = []
-    reply = "box"
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).seen.append(body)
-        data = json.dumps({
-            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": type(self).reply}}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
-        }).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-@pytest.fixture
-def recorder():
-    _Recorder.seen = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-
-
 needs_openai = pytest.mark.skipif(importlib.util.find_spec("openai") is None,
                                   reason="the 'openai' extra is not installed")
 
 
 @needs_openai
-def test_openai_response_format_carries_the_json_schema(recorder) -> None:
-    b = build_backend({"backend": "openai", "model": "m", "base_url": recorder})
-    b.generate([Request.of("a", reply=JSON), Request.of("b", reply=JSON, structured=False)])
-    first, second = sorted(_Recorder.seen, key=lambda s: s["messages"][0]["content"])
+def test_openai_response_format_carries_the_json_schema() -> None:
+    with recording_server("box") as server:
+        b = build_backend({"backend": "openai", "model": "m", "base_url": server.url})
+        b.generate([Request.of("a", reply=JSON), Request.of("b", reply=JSON, structured=False)])
+        first, second = server.by_prompt()
+        with pytest.raises(UnsupportedReplyFormat, match="structured_outputs: vllm"):
+            b.generate([Request.of("c", reply=REGEX)])
     rf = first["response_format"]
     assert rf["type"] == "json_schema" and rf["json_schema"]["strict"] is True
     assert rf["json_schema"]["schema"] == JSON.schema()
     assert rf["json_schema"]["name"] == "test_answer"
     assert "response_format" not in second and "structured_outputs" not in second
-    with pytest.raises(UnsupportedReplyFormat, match="structured_outputs: vllm"):
-        b.generate([Request.of("c", reply=REGEX)])
 
 
 @needs_openai
-def test_openai_vllm_mode_sends_structured_outputs_of_each_kind(recorder) -> None:
-    b = build_backend({"backend": "openai", "model": "m", "base_url": recorder,
-                       "structured_outputs": "vllm"})
-    out = b.generate([Request.of("a", reply=JSON), Request.of("b", reply=CHOICE),
-                      Request.of("c", reply=REGEX)])
-    seen = sorted(_Recorder.seen, key=lambda s: s["messages"][0]["content"])
+def test_openai_vllm_mode_sends_structured_outputs_of_each_kind() -> None:
+    with recording_server("box") as server:
+        b = build_backend({"backend": "openai", "model": "m", "base_url": server.url,
+                           "structured_outputs": "vllm"})
+        out = b.generate([Request.of("a", reply=JSON), Request.of("b", reply=CHOICE),
+                          Request.of("c", reply=REGEX)])
+        seen = server.by_prompt()
     so = [s["structured_outputs"] for s in seen]
     assert so[0] == {"json": JSON.schema(), "disable_any_whitespace": True}
     assert so[1] == {"choice": ["basket", "box"]} and so[2] == {"regex": REGEX.spec}
-    assert all(s["chat_template_kwargs"] == {"enable_thinking": False} for s in _Recorder.seen)
-    assert all("response_format" not in s for s in _Recorder.seen)
+    assert all(s["chat_template_kwargs"] == {"enable_thinking": False} for s in seen)
+    assert all("response_format" not in s for s in seen)
     assert out[1][0].text == "box" and out[1][0].structured
 
 

@@ -3,11 +3,8 @@ model's reply of every family parses against it."""
 
 from __future__ import annotations
 
-import http.server
 import importlib.util
-import json
 import sys
-import threading
 import types
 
 import pytest
@@ -21,6 +18,8 @@ from cogrsi_lib.llm.reply_format import (
     vllm_structured_outputs,
 )
 from cogrsi_lib.reply_families import example_requests
+
+from .recorder import recording_server
 
 REQUESTS = example_requests()
 FAMILIES = sorted(REQUESTS)
@@ -102,52 +101,25 @@ def test_vllm_receives_every_familys_structured_outputs(monkeypatch) -> None:
         assert so == vllm_structured_outputs(REQUESTS[family].reply), family
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    seen: list[dict] = []
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).seen.append(body)
-        data = json.dumps({
-            "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": "x"}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 @pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="no openai extra")
 @pytest.mark.parametrize("mode", ["response_format", "vllm"])
 def test_an_openai_compatible_server_receives_every_familys_constraint(mode) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        b = build_backend({"backend": "openai", "model": "m", "base_url": url,
+    with recording_server() as server:
+        b = build_backend({"backend": "openai", "model": "m", "base_url": server.url,
                            "structured_outputs": mode, "concurrency": 1})
         for family in FAMILIES:
-            _Recorder.seen = []
+            server.seen.clear()
             fmt = REQUESTS[family].reply
             if mode == "response_format" and fmt.kind != "json":
                 with pytest.raises(UnsupportedReplyFormat):
                     b.generate([REQUESTS[family]])
                 continue
             b.generate([REQUESTS[family]])
-            (body,) = _Recorder.seen
+            (body,) = server.seen
             if mode == "vllm":
                 assert body["structured_outputs"] == vllm_structured_outputs(fmt), family
             else:
                 assert body["response_format"] == openai_response_format(fmt), family
-    finally:
-        server.shutdown()
 
 
 # -- the embedded model: one reply of every family parses --------------------------------------
