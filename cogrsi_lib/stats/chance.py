@@ -4,7 +4,8 @@ A weak model (the embedded CPU default) may score near chance; a report must say
 than let a small difference read as a finding. Chance is the mean over items of 1/(number of
 options); the interval is the cluster bootstrap of the accuracy over stories
 (:func:`~cogrsi_lib.stats.bootstrap.cluster_bootstrap`). A system is ``above chance`` when the
-whole interval lies above chance, ``below chance`` when it lies below, else ``near chance``.
+whole interval lies above chance, ``below chance`` when it lies below, else ``near chance``;
+above chance but no better than always giving the commonest gold label is said so too.
 """
 
 from __future__ import annotations
@@ -19,12 +20,17 @@ from cogrsi_lib.stats.bootstrap import cluster_bootstrap
 __all__ = ["against_chance", "chance_table", "verdict"]
 
 
-def verdict(low: float, high: float, chance: float) -> str:
-    if low > chance:
-        return "above chance"
+def verdict(low: float, high: float, chance: float, accuracy: float | None = None,
+            best_constant: float | None = None) -> str:
+    """Where the interval lies against chance; an accuracy above chance that a constant
+    answer reaches too is said to be so."""
     if high < chance:
         return "below chance"
-    return "near chance"
+    if low <= chance:
+        return "near chance"
+    if accuracy is not None and best_constant is not None and accuracy <= best_constant:
+        return "above chance, not above a constant answer"
+    return "above chance"
 
 
 def against_chance(correct: Sequence[float], n_options: Sequence[int],
@@ -54,6 +60,7 @@ def chance_table(rows: pl.DataFrame, by: Sequence[str], n_resamples: int = 2000,
                              g["n_options"].to_list(), g["story_id"].to_list(),
                              n_resamples, seed)
         best = g["gold"].value_counts()["count"].max() / g.height if "gold" in g.columns else None
+        res["verdict"] = verdict(res["low"], res["high"], res["chance"], res["accuracy"], best)
         out.append({**dict(zip(by, key, strict=True)), **res, "best_constant": best})
     schema = {**{b: pl.Utf8 for b in by}, "items": pl.Int64, "accuracy": pl.Float64,
               "chance": pl.Float64, "low": pl.Float64, "high": pl.Float64, "verdict": pl.Utf8,

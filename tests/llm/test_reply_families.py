@@ -129,6 +129,9 @@ def test_an_openai_compatible_server_receives_every_familys_constraint(mode) -> 
 def test_one_embedded_reply_of_every_family_parses(embedded_model) -> None:
     """Greedy, at the family's example cap: under the format every reply must parse."""
     outs = embedded_model.generate([REQUESTS[f] for f in FAMILIES])
+    # each family's format reached the decode loop: its grammar was compiled for the matcher
+    compiled = set(embedded_model._grammars)
+    assert {(REQUESTS[f].reply.kind, REQUESTS[f].reply.spec) for f in FAMILIES} <= compiled
     bad = {}
     for family, cs in zip(FAMILIES, outs, strict=True):
         c = cs[0]
