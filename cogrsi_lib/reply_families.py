@@ -133,12 +133,12 @@ def _pddl() -> dict[str, Request]:
     def req(prompt: str, fmt, cap: int) -> Request:
         return Request((system, Message("user", prompt)), SamplingParams(max_tokens=cap), fmt)
 
-    fmt1, fmt0 = P.problem_format(domain, 320), P.domain_problem_format()
+    fmt1, fmt0 = P.problem_format(domain, 480), P.domain_problem_format()
     fmt2 = P.actions_format(domain, 160)
     fmt3 = ladder.answer_format(ex, 48)
     return {
-        P.PROBLEM_FAMILY: req(ladder.problem_prompt("full", ex, fmt1), fmt1, 320),
-        P.DOMAIN_PROBLEM_FAMILY: req(ladder.problem_prompt("no_domain", ex, fmt0), fmt0, 320),
+        P.PROBLEM_FAMILY: req(ladder.problem_prompt("full", ex, fmt1), fmt1, 480),
+        P.DOMAIN_PROBLEM_FAMILY: req(ladder.problem_prompt("no_domain", ex, fmt0), fmt0, 640),
         P.ACTIONS_FAMILY: req(ladder.actions_prompt("full", run, fmt2), fmt2, 160),
         P.ANSWER_FAMILY: req(ladder.answer_prompt("no_verification", run, fmt3), fmt3, 48),
     }

@@ -134,14 +134,16 @@ EVIDENCE_MISSING = "No state trace: {why}"
 # -- reply formats ---------------------------------------------------------------------------
 PROBLEM_FAMILY, ACTIONS_FAMILY = "pddl.problem", "pddl.actions"
 DOMAIN_PROBLEM_FAMILY, ANSWER_FAMILY = "pddl.domain_problem", "pddl.answer"
-#: a PDDL name as the parsing prompts ask for it (lower case, at most 20 characters)
-NAME = r"[a-z][a-z0-9_-]{0,19}"
-#: the most names on one line of (:objects ...), and lines of it
-MAX_NAMES, MAX_OBJECT_LINES = 8, 8
+#: a PDDL name as the parsing prompts ask for it (lower case, at most 16 characters)
+NAME = r"[a-z][a-z0-9_-]{0,15}"
+#: the most names on one line of (:objects ...) (one line per type of the domain)
+MAX_NAMES = 8
+#: tokens a problem file spends outside (:init ...): its head and (:objects ...)
+PROBLEM_HEAD_TOKENS = 128
 #: tokens per (:init ...) fact and per action line when the cap sets how many there may be
 #: ("(seen sally ball tray)" takes about 8 tokens; a model that repeats itself writes long
-#: names, and an action line with three 20-character names takes about 30)
-FACT_TOKENS, ACTION_TOKENS = 16, 32
+#: names, and an action line with three 16-character names takes about 30)
+FACT_TOKENS, ACTION_TOKENS = 12, 32
 #: the deepest nesting of the no-domain ablation's s-expressions (the predefined domain has 8)
 MAX_NESTING = 8
 PROBLEM_LAYOUT = """\
@@ -170,10 +172,11 @@ def problem_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat
     facts = "|".join(f"{p}" + f" {NAME}" * len(args)
                      for p, args in sorted(domain.predicates.items()))
     names = rf"{NAME}( {NAME}){{0,{MAX_NAMES - 1}}}"
+    n_facts = lines_for(max_tokens - PROBLEM_HEAD_TOKENS, FACT_TOKENS)
     pattern = (
         rf"\(define \(problem {NAME}\)\n  \(:domain {domain.name}\)\n"
-        rf"  \(:objects\n(    {names} - ({types})\n){{1,{MAX_OBJECT_LINES}}}  \)\n"
-        rf"  \(:init\n(    \(({facts})\)\n){{0,{lines_for(max_tokens, FACT_TOKENS)}}}  \)\n"
+        rf"  \(:objects\n(    {names} - ({types})\n){{1,{len(domain.parents)}}}  \)\n"
+        rf"  \(:init\n(    \(({facts})\)\n){{0,{n_facts}}}  \)\n"
         r"  \(:goal \(and\)\)\)"
     )
     return ReplyFormat.regex(PROBLEM_FAMILY, pattern)
@@ -187,13 +190,21 @@ def actions_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat
     return ReplyFormat.regex(ACTIONS_FAMILY, rf"\(({acts})\)(\n\(({acts})\)){{0,{most}}}")
 
 
-def sexp_pattern(depth: int = MAX_NESTING) -> str:
-    """One balanced s-expression nested at most ``depth`` deep (tokens, spaces, newlines)."""
-    tok = r"[^ \n();]+"
-    s = rf"\([ \n]*({tok}([ \n]+{tok})*)?[ \n]*\)"
+#: the most items of one list of the no-domain ablation's s-expressions (a problem's
+#: (:init ...) is the longest: 22 facts in the default oracle stories)
+MAX_ITEMS = 48
+
+
+def sexp_pattern(depth: int = MAX_NESTING, items: int = MAX_ITEMS) -> str:
+    """One balanced s-expression nested at most ``depth`` deep, at most ``items`` items per
+    list (tokens of at most 32 characters, spaces, newlines): so that a model repeating
+    itself must close its lists."""
+    tok = r"[^ \n();]{1,32}"
+    more = f"{{0,{items - 1}}}"
+    s = rf"\([ \n]*({tok}([ \n]+{tok}){more})?[ \n]*\)"
     for _ in range(depth - 1):
         item = f"({tok}|{s})"
-        s = rf"\([ \n]*({item}([ \n]+{item})*)?[ \n]*\)"
+        s = rf"\([ \n]*({item}([ \n]+{item}){more})?[ \n]*\)"
     return s
 
 
