@@ -2,14 +2,15 @@
 
 Translated code is untrusted.  Before it runs, :func:`check_source` parses it and refuses
 anything outside a small Python subset: names or attributes with a leading underscore (so no
-``().__class__.__bases__``), the attributes that reach frames or code objects
-(``gi_frame``, ``f_globals``, ...), ``str.format`` (which reads attributes from a string),
-attribute assignment, class definitions, async code, and imports other than
-:data:`ALLOWED_MODULES`.  It then runs with :func:`restricted_globals`: only the builtins in
-:data:`SAFE_BUILTINS`, a ``getattr`` that refuses the same names, an ``__import__`` that
-hands out read-only copies of the allowed modules, and a ``print`` that discards.  The
-sandbox process adds OS limits on time, memory, files and processes
-(:mod:`cogrsi_lib.audit.child`).  Standard library only: the sandbox child imports it.
+``().__class__.__bases__``), including the keyword names of a ``match`` class pattern; the
+attributes that reach frames or code objects (``gi_frame``, ``f_globals``, ...);
+``str.format`` (which reads attributes from a string); attribute assignment, class
+definitions, async code, and imports other than :data:`ALLOWED_MODULES`.  It then runs with
+:func:`restricted_globals`: only the builtins in :data:`SAFE_BUILTINS`, a ``getattr`` that
+refuses the same names, an ``__import__`` that hands out read-only copies of the allowed
+modules, and a ``print`` that discards.  This is the first layer only: the sandbox process
+also gives up its privileges and system calls (:mod:`cogrsi_lib.audit.isolation`; SECURITY.md).
+Standard library only: the sandbox child imports it.
 """
 
 from __future__ import annotations
@@ -240,6 +241,29 @@ class _Checker(ast.NodeVisitor):
     def visit_alias(self, node: ast.alias) -> None:
         if node.asname and node.asname.startswith("__"):
             raise PolicyViolation(f"name {node.asname!r} is not allowed", node.lineno)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        # ``case C(attr=p)`` reads ``C().attr`` like an attribute access does.
+        for attr in node.kwd_attrs:
+            if denied_attribute(attr):
+                raise PolicyViolation(f"attribute {attr!r} is not allowed", node.lineno)
+        self.generic_visit(node)
+
+    def _check_binding(self, name: str | None, node: ast.AST) -> None:
+        if name and name.startswith("__"):
+            raise PolicyViolation(f"name {name!r} is not allowed", getattr(node, "lineno", None))
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        self._check_binding(node.name, node)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        self._check_binding(node.name, node)
+        self.generic_visit(node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self._check_binding(node.rest, node)
+        self.generic_visit(node)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.name and node.name.startswith("__"):

@@ -41,7 +41,41 @@ REFUSED = {
     "dunder function": "def __init__():\n    pass",
     "dunder alias": "import math as __m",
     "dunder handler": "try:\n    pass\nexcept Exception as __e:\n    pass",
+    # a class pattern's keyword names are attribute reads of the subject
+    "match class dunder": "match q:\n    case str(__reduce_ex__=rx):\n        pass",
+    "match class __class__": "match 1:\n    case int(__class__=c):\n        pass",
+    "match class private": "match world:\n    case object(_present=p):\n        pass",
+    "match class frame": "match g:\n    case object(gi_frame=f):\n        pass",
+    "match class in or": "match q:\n    case [1] | str(__class__=c):\n        pass",
+    "match class nested": "match q:\n    case [int(), {'k': str(__dict__=d)}]:\n        pass",
+    "match capture dunder": "match q:\n    case __x:\n        pass",
+    "match star dunder": "match q:\n    case [*__rest]:\n        pass",
+    "match mapping rest": "match q:\n    case {**__rest}:\n        pass",
 }
+
+MATCH_ALLOWED = """
+def applies(world, q):
+    match q.kind:
+        case "location" | "property":
+            return True
+        case _:
+            return False
+
+
+def predict(world, q):
+    match q.candidates:
+        case [first, *rest] if rest:
+            return first
+        case {"k": value}:
+            return value
+        case str(text=t):
+            return t
+    return None
+"""
+
+
+def test_ordinary_match_statements_pass():
+    check_source(MATCH_ALLOWED)
 
 
 @pytest.mark.parametrize("source", REFUSED.values(), ids=REFUSED.keys())
