@@ -1,21 +1,25 @@
 """The sandbox process: run one translation over every question of a snapshot (CogRSI §4.3).
 
 Started by :mod:`cogrsi_lib.audit.sandbox` as ``python -I`` with this module as its main.
-It reads one header line (the code and the limits) and the snapshot from standard input,
-builds the read-only views, then locks itself down before it touches the code: no new file
-descriptors (so no files or sockets), no file writes, no core dumps, no new processes, an
-address-space limit and a CPU-time limit.  Only then is the code checked
+It reads one header line (the code, the limits and a one-run signing key) and the snapshot
+from standard input, and builds the read-only views.  Then it locks itself down before it
+touches the code: it gives up root, stops being dumpable, takes resource limits (CPU time,
+address space, no new files, no core dumps, no processes) and loads the seccomp allow-list
+(:mod:`cogrsi_lib.audit.isolation`).  Only then is the code checked
 (:mod:`cogrsi_lib.audit.policy`), compiled and run with allow-listed builtins, once per
-question.  The result is one JSON object on the original standard output; the code's own
-output goes nowhere.  Standard library only.
+question.  The result is one JSON object and its HMAC on a private descriptor; standard
+output and error go nowhere.  The parent accepts nothing that does not carry the HMAC and
+match the result schema (SECURITY.md).
 
 Per-question codes: ``0`` does not apply, ``1`` applies with an answer, ``2`` ``applies``
 raised, ``3`` ``predict`` raised, ``4`` ``predict`` returned None, ``5`` ``predict`` returned
-something that is not a string, number or boolean.
+something that is not a string, number or boolean, or one more distinct answer than
+:data:`MAX_DISTINCT_ANSWERS`.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import math
 import os
@@ -23,14 +27,19 @@ import resource
 import signal
 import sys
 import time
+import warnings
+from collections.abc import Callable
 from typing import Any
 
+from cogrsi_lib.audit import isolation
 from cogrsi_lib.audit.api import answer_string, build_views
 from cogrsi_lib.audit.policy import PolicyViolation, compile_rule, restricted_globals
 
 NOT_APPLIES, ANSWER, APPLIES_ERROR, PREDICT_ERROR, NO_ANSWER, BAD_ANSWER = b"012345"
 MAX_ERROR_SAMPLES = 5
 MAX_ANSWER_CHARS = 200
+MAX_DISTINCT_ANSWERS = 1000
+MAX_MESSAGE_CHARS = 300
 
 
 class CpuLimit(BaseException):
@@ -61,14 +70,22 @@ def _limit(kind: int, value: int) -> None:
             resource.setrlimit(kind, (value, hard))
 
 
-def lock_down(cpu_s: float, memory_mb: int) -> None:
-    """Apply the OS limits; after this the process can open nothing and write no file."""
+def restrict(cpu_s: float, memory_mb: int) -> bool:
+    """Give up root and take the resource limits; ``True`` when root was given up.
+
+    Raises :class:`~cogrsi_lib.audit.isolation.IsolationError` when privileges stay.
+    """
+    vm = _vm_bytes()  # /proc/self is unreadable once the process is not dumpable
+    try:
+        dropped = isolation.drop_privileges()
+        isolation.set_not_dumpable()
+    except OSError as exc:
+        raise isolation.IsolationError(f"dropping privileges: {exc}") from exc
     usage = resource.getrusage(resource.RUSAGE_SELF)
     used = usage.ru_utime + usage.ru_stime
     signal.signal(signal.SIGXCPU, _on_xcpu)
     soft = math.ceil(used + cpu_s)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
-    vm = _vm_bytes()
     if vm is not None and memory_mb > 0:
         _limit(resource.RLIMIT_AS, vm + memory_mb * 1024 * 1024)
     _limit(resource.RLIMIT_CORE, 0)
@@ -76,27 +93,55 @@ def lock_down(cpu_s: float, memory_mb: int) -> None:
     _limit(resource.RLIMIT_NOFILE, 0)
     if hasattr(resource, "RLIMIT_NPROC"):
         _limit(resource.RLIMIT_NPROC, 0)
+    return dropped
+
+
+def seal(result_fd: int, require_seccomp: bool = True) -> bool:
+    """Load the system-call filter (after this only ``result_fd`` is writable); ``False`` when
+    libseccomp is missing and not required.  Raises ``IsolationError`` when it fails."""
+    if not require_seccomp and isolation.seccomp_problem():
+        return False
+    try:
+        isolation.install_syscall_filter(result_fd)
+    except OSError as exc:
+        raise isolation.IsolationError(f"seccomp filter: {exc}") from exc
+    return True
+
+
+def _clean(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, as valid UTF-8 with no control characters."""
+    text = text[:limit].encode("utf-8", "replace").decode("utf-8")
+    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def _error_text(exc: BaseException) -> str:
     try:
-        return f"{type(exc).__name__}: {exc}"[:300]
+        return _clean(f"{type(exc).__name__}: {exc}", MAX_MESSAGE_CHARS)
     except Exception:  # noqa: BLE001 - the message itself may be broken
-        return type(exc).__name__
+        return _clean(type(exc).__name__, MAX_MESSAGE_CHARS)
 
 
-def run(code_text: str, worlds: list, questions: list) -> dict[str, Any]:
-    """Check, compile and run ``code_text`` over ``questions``; never raises for its faults."""
+def run(code_text: str, worlds: list, questions: list, policy: bool = True,
+        before_exec: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """Check, compile and run ``code_text`` over ``questions``; never raises for its faults.
+
+    ``before_exec`` runs between compiling and running (the system-call filter goes there:
+    the compiler opens the file named in a syntax error to quote it).  ``policy=False`` skips
+    the AST policy and gives the code every builtin: only the tests of the OS layer use it,
+    to show that layer holding alone.
+    """
     t0 = time.perf_counter()
     try:
-        code = compile_rule(code_text)
+        code = compile_rule(code_text) if policy else compile(code_text, "<rule>", "exec")
     except PolicyViolation as exc:
-        return {"outcome": "rejected", "message": str(exc)}
+        return {"outcome": "rejected", "message": _clean(str(exc), MAX_MESSAGE_CHARS)}
     except SyntaxError as exc:
-        return {"outcome": "syntax_error", "message": f"line {exc.lineno}: {exc.msg}"}
+        return {"outcome": "syntax_error",
+                "message": _clean(f"line {exc.lineno}: {exc.msg}", MAX_MESSAGE_CHARS)}
     except (RecursionError, MemoryError, ValueError) as exc:
         return {"outcome": "syntax_error", "message": _error_text(exc)}
-    env = restricted_globals()
+    before_exec()
+    env = restricted_globals() if policy else {"__name__": "rule"}
     try:
         exec(code, env)  # noqa: S102 - checked code, restricted builtins, locked-down process
     except (MemoryError, CpuLimit):
@@ -142,7 +187,10 @@ def run(code_text: str, worlds: list, questions: list) -> dict[str, Any]:
         if text is None:
             codes[i] = BAD_ANSWER
             continue
-        text = text[:MAX_ANSWER_CHARS]
+        text = text[:MAX_ANSWER_CHARS].encode("utf-8", "replace").decode("utf-8")
+        if text not in table and len(table) >= MAX_DISTINCT_ANSWERS:
+            codes[i] = BAD_ANSWER
+            continue
         codes[i] = ANSWER
         preds.append(table.setdefault(text, len(table)))
     return {
@@ -161,8 +209,10 @@ def main() -> None:
     data = sys.stdin.buffer.read()
     head, _, body = data.partition(b"\n")
     header = json.loads(head)
+    signer = hmac.new(bytes.fromhex(header.pop("key")), digestmod="sha256")
     worlds, questions = build_views(json.loads(body))
-    del data, body
+    del data, body, head
+    warnings.simplefilter("ignore")
     out_fd = os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 1)
@@ -170,18 +220,29 @@ def main() -> None:
     os.close(null)
     sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     sys.stdout = sys.stderr = sink
-    lock_down(float(header["cpu_s"]), int(header["memory_mb"]))
+    filtered: list[bool] = []
+
+    def sealed() -> None:
+        filtered.append(seal(out_fd, bool(header.get("require_seccomp", True))))
+
     try:
-        result = run(header["code"], worlds, questions)
+        dropped = restrict(float(header["cpu_s"]), int(header["memory_mb"]))
+        result = run(header["code"], worlds, questions, bool(header.get("policy", True)),
+                     sealed)
+        result["isolation"] = isolation.Isolation(os.getuid(), dropped,
+                                                  any(filtered)).describe()
+    except isolation.IsolationError as exc:
+        result = {"outcome": "unisolated", "message": _clean(str(exc), MAX_MESSAGE_CHARS)}
     except MemoryError:
         result = {"outcome": "memory", "message": "memory limit reached"}
     except CpuLimit:
         result = {"outcome": "timeout", "message": "CPU-time limit reached"}
     result["n_questions"] = len(questions)
-    out = memoryview(json.dumps(result, separators=(",", ":")).encode("utf-8"))
+    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    signer.update(text)
+    out = memoryview(text + b"\n" + signer.hexdigest().encode("ascii"))
     while out:
         out = out[os.write(out_fd, out):]
-    os.close(out_fd)
     os._exit(0)
 
 

@@ -1,37 +1,54 @@
 """Run translated rule code in a locked-down child process, one process per translation (§4.3).
 
-:func:`run_code` starts ``python -I`` on :mod:`cogrsi_lib.audit.child`, sends it the code
-and the sample's snapshot, and waits at most ``wall_s``.  Every way the code can fail
-(no code, a syntax error, a policy violation, a failing module body, the time or memory
-limit, a crashed process) comes back as a :class:`RunResult` outcome; the audit never
-raises for it.  :func:`run_many` runs several translations in parallel, one process each.
+:func:`run_code` starts ``python -I`` on :mod:`cogrsi_lib.audit.child`, sends it the code, the
+sample's snapshot and a fresh signing key, and reads its answer for at most ``wall_s``
+seconds and :func:`output_cap` bytes.  The child gives up root and system calls before the
+code runs (:mod:`cogrsi_lib.audit.isolation`).  The parent trusts nothing the child sends: a
+result counts only if it carries the key's HMAC (so bytes the code writes itself are never
+taken for results: ``tampered``) and passes a strict schema (else ``bad_output``).  At the
+end the child's whole process group is killed, whatever happened.  Every way the code can
+fail comes back as a :class:`RunResult` outcome; :func:`run_code` does not raise for it.
+:func:`run_many` runs several translations in parallel, one process each.  SECURITY.md states
+the threat model.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
 import json
 import os
+import secrets
+import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cogrsi_lib.audit.snapshot import AuditSample
 
 #: Outcomes a run can have; only ``ok`` has per-question results.
 OUTCOMES = (
     "ok", "no_code", "syntax_error", "rejected", "load_error", "timeout", "memory", "crashed",
+    "bad_output", "tampered", "unisolated",
 )  # fmt: skip
 #: Per-question codes (see :mod:`cogrsi_lib.audit.child`).
 CODE_NAMES = ("not_applies", "answer", "applies_error", "predict_error", "no_answer",
               "bad_answer")
+#: Standard error kept from a child (it is silenced before the code runs).
+MAX_STDERR_BYTES = 64 * 1024
+#: After the child exits, how long its pipes may stay open (a descendant holding them).
+EXIT_GRACE_S = 0.5
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -42,15 +59,26 @@ _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Per-translation limits: wall time (parent kills), CPU time and address space (child)."""
+    """Per-translation limits: wall time (parent kills), CPU time and address space (child).
+
+    ``require_seccomp`` (default on) refuses to run code where the system-call filter cannot
+    be loaded (outcome ``unisolated``); turning it off leaves the AST policy and the
+    resource limits only.
+    """
 
     wall_s: float = 120.0
     cpu_s: float = 60.0
     memory_mb: int = 1024
+    require_seccomp: bool = True
 
     @classmethod
     def from_params(cls, raw: dict[str, Any] | None) -> SandboxLimits:
         return cls(**(raw or {}))
+
+
+def output_cap(n_questions: int) -> int:
+    """Bytes a child may send for ``n_questions``: the largest honest result, with room."""
+    return 2 * 1024 * 1024 + 16 * n_questions
 
 
 @dataclass
@@ -59,7 +87,7 @@ class RunResult:
 
     ``codes[i]`` is the per-question code (0..5, :data:`CODE_NAMES`) and ``answers[i]`` the
     prediction, normalised by :func:`normalise`, where ``codes[i] == 1`` (else ``None``);
-    both are ``None`` unless ``ok``.
+    both are ``None`` unless ``ok``.  ``isolation`` says what the child gave up.
     """
 
     outcome: str
@@ -71,6 +99,7 @@ class RunResult:
     load_s: float = 0.0
     run_s: float = 0.0
     stderr: str = ""
+    isolation: str = ""
 
     @property
     def ok(self) -> bool:
@@ -99,42 +128,173 @@ class RunResult:
             "error_samples": json.dumps(self.error_samples),
             "wall_s": round(self.wall_s, 3),
             "run_s": self.run_s,
+            "isolation": self.isolation,
         }
 
 
-def _decode(raw: dict[str, Any], n: int, wall: float, stderr: str) -> RunResult:
-    outcome = raw.get("outcome", "crashed")
-    if outcome not in OUTCOMES:
-        return RunResult("crashed", f"unknown outcome {outcome!r}", wall_s=wall, stderr=stderr)
-    if outcome != "ok":
-        return RunResult(outcome, str(raw.get("message", "")), wall_s=wall, stderr=stderr)
-    codes_text = raw["codes"]
-    if len(codes_text) != n:
-        return RunResult("crashed", f"{len(codes_text)} results for {n} questions", wall_s=wall)
-    codes = np.frombuffer(codes_text.encode("ascii"), dtype=np.uint8) - ord("0")
-    table = [normalise(str(t)) for t in raw["table"]]
+_Text = Annotated[str, Field(max_length=2000)]
+
+
+class _ErrorSample(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    question: int = Field(ge=0)
+    where: Literal["applies", "predict"]
+    error: _Text
+
+
+class _Report(BaseModel):
+    """The one JSON object a child may send (see :mod:`cogrsi_lib.audit.child`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    outcome: Literal["ok", "syntax_error", "rejected", "load_error", "timeout", "memory",
+                     "unisolated"]
+    message: _Text
+    n_questions: int
+    isolation: Annotated[str, Field(max_length=200)] = ""
+    codes: Annotated[str, Field(pattern=r"^[0-5]*$")] | None = None
+    table: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=1000)] | None \
+        = None
+    preds: list[Annotated[int, Field(ge=0)]] | None = None
+    error_samples: Annotated[list[_ErrorSample], Field(max_length=5)] = []
+    load_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    run_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+
+
+class _Refused(Exception):
+    def __init__(self, outcome: str, message: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+        self.message = message
+
+
+def _signature(key: bytes, body: bytes) -> bytes:
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")
+
+
+def _utf8(text: str) -> str:
+    text.encode("utf-8")  # lone surrogates raise UnicodeEncodeError
+    return text
+
+
+def read_report(out: bytes, key: bytes, n_questions: int) -> _Report:
+    """The child's report, if ``out`` is one the harness signed and it is well formed.
+
+    Raises :class:`_Refused` with outcome ``tampered`` (no valid signature) or ``bad_output``.
+    """
+    body, sep, mac = bytes(out).rpartition(b"\n")
+    if not sep or not hmac.compare_digest(_signature(key, body), mac):
+        raise _Refused("tampered", "output not signed by the sandbox harness")
+    try:
+        report = _Report.model_validate_json(body)
+        for text in (report.message, *(report.table or ()),
+                     *(e.error for e in report.error_samples)):
+            _utf8(text)
+    except (ValidationError, ValueError, RecursionError) as exc:
+        raise _Refused("bad_output", f"malformed result ({type(exc).__name__})") from None
+    if report.n_questions != n_questions:
+        raise _Refused("bad_output", f"{report.n_questions} questions, expected {n_questions}")
+    if report.outcome == "ok":
+        if report.codes is None or report.table is None or report.preds is None:
+            raise _Refused("bad_output", "ok without results")
+        if len(report.codes) != n_questions:
+            raise _Refused("bad_output",
+                           f"{len(report.codes)} results for {n_questions} questions")
+        if len(report.preds) != report.codes.count("1") or any(
+                p >= len(report.table) for p in report.preds):
+            raise _Refused("bad_output", "answers do not match codes")
+    return report
+
+
+def _result(report: _Report, wall: float, stderr: str) -> RunResult:
+    if report.outcome != "ok":
+        return RunResult(report.outcome, report.message, wall_s=wall, stderr=stderr,
+                         isolation=report.isolation)
+    n = len(report.codes or "")
+    codes = np.frombuffer((report.codes or "").encode("ascii"), dtype=np.uint8) - ord("0")
     answers = np.full(n, None, dtype=object)
     hits = np.flatnonzero(codes == 1)
-    preds = raw["preds"]
-    if len(preds) != len(hits):
-        return RunResult("crashed", "answers do not match codes", wall_s=wall)
     if len(hits):
-        answers[hits] = np.asarray(table, dtype=object)[np.asarray(preds, dtype=np.int64)]
+        table = np.asarray([normalise(t) for t in report.table or ()], dtype=object)
+        answers[hits] = table[np.asarray(report.preds, dtype=np.int64)]
     return RunResult(
-        "ok", "", codes.astype(np.uint8), answers, list(raw.get("error_samples", [])),
-        wall_s=wall, load_s=float(raw.get("load_s", 0.0)), run_s=float(raw.get("run_s", 0.0)),
-        stderr=stderr,
+        "ok", "", codes.astype(np.uint8), answers,
+        [e.model_dump() for e in report.error_samples], wall_s=wall, load_s=report.load_s,
+        run_s=report.run_s, stderr=stderr, isolation=report.isolation,
     )
 
 
+def _feed(stream: Any, payload: bytes) -> None:
+    try:
+        stream.write(payload)
+        stream.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
+def _exited(pid: int) -> bool:
+    """Whether the child has exited, without reaping it (its group id stays valid)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _collect(proc: subprocess.Popen, payload: bytes, wall_s: float,
+             cap: int) -> tuple[bytes, bytes, str]:
+    """Feed ``payload``; read stdout (at most ``cap`` bytes) and stderr until the child and
+    its pipes are done or ``wall_s`` passes.  The third value names a problem, if any."""
+    writer = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
+    writer.start()
+    out, err = bytearray(), bytearray()
+    deadline = time.monotonic() + wall_s
+    exited_at: float | None = None
+    problem = ""
+    with selectors.DefaultSelector() as sel:
+        for stream in (proc.stdout, proc.stderr):
+            os.set_blocking(stream.fileno(), False)
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map() and not problem:
+            now = time.monotonic()
+            if now >= deadline:
+                problem = "timeout"
+                break
+            if exited_at is None and _exited(proc.pid):
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
+                break  # a descendant holds the pipes open; stop listening
+            for key, _ in sel.select(timeout=min(deadline - now, 0.05)):
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                elif key.fileobj is proc.stdout:
+                    out += chunk
+                    if len(out) > cap:
+                        problem = "too_much"
+                        break
+                elif len(err) < MAX_STDERR_BYTES:
+                    err += chunk[: MAX_STDERR_BYTES - len(err)]
+    return bytes(out), bytes(err), problem
+
+
 def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None = None,
-             no_code_reason: str = "no code") -> RunResult:
-    """Run ``code`` over every question of ``sample`` in one sandbox process."""
+             no_code_reason: str = "no code", *, ast_policy: bool = True) -> RunResult:
+    """Run ``code`` over every question of ``sample`` in one sandbox process.
+
+    ``ast_policy=False`` runs the code with every builtin, behind the OS layer only: for the
+    tests that show that layer holding alone, never for model output.
+    """
     limits = limits or SandboxLimits()
     if not code or not code.strip():
         return RunResult("no_code", no_code_reason)
-    header = json.dumps({"code": code, "cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb})
-    payload = header.encode("utf-8") + b"\n" + sample.payload
+    key = secrets.token_bytes(32)
+    header = json.dumps({
+        "code": code, "cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb, "key": key.hex(),
+        "require_seccomp": limits.require_seccomp, "policy": ast_policy,
+    })
+    payload = header.encode("utf-8", "surrogatepass") + b"\n" + sample.payload
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-I", "-c", _BOOT, _PACKAGE_PARENT],
@@ -142,16 +302,26 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
         env={"LANG": "C.UTF-8"}, cwd=os.sep, start_new_session=True,
     )
     try:
-        out, err = proc.communicate(payload, timeout=limits.wall_s)
-    except subprocess.TimeoutExpired:
+        out, err, problem = _collect(proc, payload, limits.wall_s,
+                                     output_cap(sample.n_questions))
+    finally:
         _kill(proc)
-        proc.communicate()
-        wall = time.perf_counter() - start
-        return RunResult("timeout", f"wall-time limit of {limits.wall_s:g} s", wall_s=wall)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
     wall = time.perf_counter() - start
     stderr = err.decode("utf-8", "replace")[-2000:]
-    if proc.returncode != 0 or not out:
-        rc = proc.returncode
+    if problem == "timeout":
+        return RunResult("timeout", f"wall-time limit of {limits.wall_s:g} s", wall_s=wall,
+                         stderr=stderr)
+    if problem == "too_much":
+        return RunResult("bad_output", f"more than {output_cap(sample.n_questions)} bytes "
+                         "of output", wall_s=wall, stderr=stderr)
+    rc = proc.returncode
+    if rc == -signal.SIGSYS:
+        return RunResult("crashed", "stopped by the sandbox at a forbidden system call",
+                         wall_s=wall, stderr=stderr)
+    if rc != 0 or not out:
         if rc in (-signal.SIGXCPU, -signal.SIGKILL):
             return RunResult("timeout", "CPU-time limit reached", wall_s=wall, stderr=stderr)
         if "MemoryError" in stderr:
@@ -159,17 +329,21 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
         return RunResult("crashed", f"sandbox exited with status {rc}", wall_s=wall,
                          stderr=stderr)
     try:
-        raw = json.loads(out)
-    except ValueError:
-        return RunResult("crashed", "unreadable sandbox output", wall_s=wall, stderr=stderr)
-    return _decode(raw, sample.n_questions, wall, stderr)
+        report = read_report(out, key, sample.n_questions)
+    except _Refused as exc:
+        return RunResult(exc.outcome, exc.message, wall_s=wall, stderr=stderr)
+    return _result(report, wall, stderr)
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """Kill the child's whole process group, then reap the child (bounded waits)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        proc.kill()
+        with contextlib.suppress(OSError):
+            proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):  # a SIGKILLed child always exits
+        proc.wait(timeout=10)
 
 
 def run_many(codes: Sequence[str | None], sample: AuditSample,
