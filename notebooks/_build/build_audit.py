@@ -21,7 +21,7 @@ recompile_max_tokens = None
 vacuous_threshold = 0.001
 agreement_threshold = 0.8
 agreement_over = "either"
-limits = {"wall_s": 120, "cpu_s": 60, "memory_mb": 1024}
+limits = {"wall_s": 120, "cpu_s": 60, "memory_mb": 1024, "require_seccomp": True}
 workers = None
 replay = {
     "reader": {"backend": "fake", "reply": {"reasoning": "scripted", "answer": "A"}},
