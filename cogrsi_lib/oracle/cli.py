@@ -30,7 +30,7 @@ def answer_cmd(
     """Print one JSON list of answers, in question order (chain [] is reality)."""
     try:
         if str(file) == "-":
-            world = World.from_json(typer.get_text_stream("stdin").read())
+            world = World.from_json(typer.get_binary_stream("stdin").read())
         else:
             world = World.load(file)
         answers = answer_all(world)

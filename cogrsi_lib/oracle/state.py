@@ -20,6 +20,18 @@ Chain = tuple[str, ...]
 INITIAL = -1  # source index of a belief that comes from the opening state
 
 
+#: The most belief chains one replay tracks: deeper questions over many agents are refused
+#: before any work (SEMANTICS.md, "Input errors").
+MAX_CHAINS = 50_000
+
+
+def chain_count(n_agents: int, max_depth: int) -> int:
+    """How many chains :func:`chains` builds: ``n (n-1)^(k-1)`` summed over k = 1..max_depth."""
+    if n_agents < 2:
+        return min(n_agents, 1) if max_depth >= 1 else 0
+    return sum(n_agents * (n_agents - 1) ** (k - 1) for k in range(1, max_depth + 1))
+
+
 def chains(agents: Iterable[str], max_depth: int) -> list[Chain]:
     """Every chain of length 1..max_depth with no agent twice in a row, shortest first."""
     agents = tuple(agents)
@@ -62,6 +74,11 @@ class OracleState:
         """The opening state: it is common ground, so every chain starts at the truth."""
         if max_depth < 1:
             raise ValueError("max_depth must be at least 1")
+        needed = chain_count(len(world.agents), max_depth)
+        if needed > MAX_CHAINS:
+            raise OracleInputError(
+                f"depth {max_depth} over {len(world.agents)} agents needs {needed:.3g} belief "
+                f"chains; at most {MAX_CHAINS} are tracked", where="questions")
         all_chains = chains(world.agents, max_depth)
         props = world.initial_properties
         return cls(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -265,21 +266,52 @@ class World:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> World:
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise OracleInputError(f"malformed JSON: {exc}", where="input") from exc
-        return cls.from_dict(raw)
+    def from_json(cls, text: str | bytes) -> World:
+        """Parse a world from JSON text (or UTF-8 bytes), strictly: see :func:`strict_json`."""
+        return cls.from_dict(strict_json(text))
 
     @classmethod
     def load(cls, path: str | Path) -> World:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
         except OSError as exc:
             raise OracleInputError(f"cannot read {path}: {exc.strerror}", where="input") from exc
-        return cls.from_json(text)
+        return cls.from_json(data)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise OracleInputError(f"{name} is not a JSON number", where="input")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise OracleInputError(f"key {key!r} appears twice in one object", where="input")
+        out[key] = value
+    return out
+
+
+def strict_json(text: str | bytes) -> Any:
+    """JSON as the oracle accepts it: UTF-8, no NaN or infinities, no key given twice, and
+    nesting the parser can hold; anything else raises :class:`OracleInputError`."""
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise OracleInputError(f"not UTF-8 text (byte {exc.start})", where="input") from None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant,
+                          object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise OracleInputError(f"malformed JSON: {exc}", where="input") from None
+    except RecursionError:
+        raise OracleInputError("malformed JSON: nested too deeply", where="input") from None
+    except ValueError as exc:  # e.g. an integer with too many digits
+        if isinstance(exc, OracleInputError):
+            raise
+        raise OracleInputError(f"malformed JSON: {exc}", where="input") from None
 
 
 def _names(raw: Any, what: str) -> list[str]:
@@ -298,4 +330,5 @@ def same_value(a: Value, b: Value) -> bool:
 
 
 def _is_value(v: Any) -> bool:
-    return isinstance(v, str | int | float | bool)
+    """A scalar value: a string, boolean, integer or finite number."""
+    return isinstance(v, str | int | bool) or (isinstance(v, float) and math.isfinite(v))

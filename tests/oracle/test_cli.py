@@ -180,3 +180,38 @@ def test_installed_console_script(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert "event 0: " in done.stderr and "already is" in done.stderr
+
+
+def _with(**changes) -> bytes:
+    raw = example()
+    raw.update(changes)
+    return json.dumps(raw).encode()
+
+
+HOSTILE_INPUTS = {
+    "invalid UTF-8": b'{"agents": ["Anne\xff"]}',
+    "UTF-16 with a byte-order mark": json.dumps(example()).encode("utf-16"),
+    "deep nesting": b"[" * 200_000 + b"]" * 200_000,
+    "NaN value": json.dumps(example()).replace('"red"', "NaN").encode(),
+    "Infinity value": json.dumps(example()).replace('"red"', "-Infinity").encode(),
+    "overflowing number": json.dumps(example()).replace('"red"', "1e400").encode(),
+    "huge integer": json.dumps(example()).replace('"red"', "9" * 5000).encode(),
+    "duplicate key": json.dumps(example())[:-1].encode() + b', "object": "ring"}',
+    "depth 12 over 8 agents": _with(
+        agents=[f"A{i}" for i in range(8)],
+        initial={"location": example()["initial"]["location"]},
+        events=[], questions=[{"kind": "location", "chain": [f"A{i % 2}" for i in range(12)]}],
+    ),
+}
+
+
+@pytest.mark.parametrize("data", HOSTILE_INPUTS.values(), ids=HOSTILE_INPUTS.keys())
+def test_hostile_input_is_refused_on_one_line_with_status_2(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "world.json"
+    path.write_bytes(data)
+    for args, stdin in ((["answer", str(path)], None), (["answer", "-"], data)):
+        result = runner.invoke(app, args, input=stdin)
+        assert result.exit_code == 2, (result.stdout, result.stderr, result.exception)
+        assert result.stdout == ""
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
