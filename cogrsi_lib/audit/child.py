@@ -221,6 +221,7 @@ def main() -> None:
     sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     sys.stdout = sys.stderr = sink
     filtered: list[bool] = []
+    dropped = False
 
     def sealed() -> None:
         filtered.append(seal(out_fd, bool(header.get("require_seccomp", True))))
@@ -229,16 +230,17 @@ def main() -> None:
         dropped = restrict(float(header["cpu_s"]), int(header["memory_mb"]))
         result = run(header["code"], worlds, questions, bool(header.get("policy", True)),
                      sealed)
-        result["isolation"] = isolation.Isolation(os.getuid(), dropped,
-                                                  any(filtered)).describe()
     except isolation.IsolationError as exc:
         result = {"outcome": "unisolated", "message": _clean(str(exc), MAX_MESSAGE_CHARS)}
     except MemoryError:
         result = {"outcome": "memory", "message": "memory limit reached"}
     except CpuLimit:
         result = {"outcome": "timeout", "message": "CPU-time limit reached"}
+    if result["outcome"] != "unisolated":
+        result["isolation"] = isolation.Isolation(os.getuid(), dropped, any(filtered)).describe()
     result["n_questions"] = len(questions)
-    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
+                                                                               "replace")
     signer.update(text)
     out = memoryview(text + b"\n" + signer.hexdigest().encode("ascii"))
     while out:
