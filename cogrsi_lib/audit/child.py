@@ -79,7 +79,7 @@ def restrict(cpu_s: float, memory_mb: int) -> bool:
     try:
         dropped = isolation.drop_privileges()
         isolation.set_not_dumpable()
-    except OSError as exc:
+    except (OSError, AttributeError) as exc:  # AttributeError: no setresuid or prctl here
         raise isolation.IsolationError(f"dropping privileges: {exc}") from exc
     usage = resource.getrusage(resource.RUSAGE_SELF)
     used = usage.ru_utime + usage.ru_stime
