@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import sys
-import types
-from dataclasses import dataclass, field
 
 import pytest
 from pydantic import Field
@@ -143,53 +140,6 @@ def test_tally_counts_parse_rate_cap_and_tokens_per_family() -> None:
 
 
 # -- vLLM: the constraint reaches SamplingParams -----------------------------------------------
-
-
-@dataclass
-class FakeStructured:
-    json: object = None
-    regex: str | None = None
-    choice: list | None = None
-    grammar: str | None = None
-    disable_any_whitespace: bool = False
-
-
-@dataclass
-class FakeParams:
-    n: int = 1
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_tokens: int = 16
-    stop: list | None = None
-    seed: int | None = None
-    structured_outputs: FakeStructured | None = None
-
-
-@dataclass
-class FakeLLM:
-    model: str
-    calls: list = field(default_factory=list)
-
-    def __init__(self, model: str, **kwargs):
-        self.model, self.calls = model, []
-
-    def chat(self, conversations, sampling_params=None, use_tqdm=False, chat_template_kwargs=None):
-        self.calls.append(sampling_params)
-        out = types.SimpleNamespace
-        return [out(prompt_token_ids=[1], outputs=[out(text="box", token_ids=[1],
-                                                       finish_reason="stop")])
-                for _ in conversations]
-
-
-@pytest.fixture
-def fake_vllm(monkeypatch):
-    mod = types.ModuleType("vllm")
-    mod.LLM, mod.SamplingParams = FakeLLM, FakeParams
-    sub = types.ModuleType("vllm.sampling_params")
-    sub.StructuredOutputsParams = FakeStructured
-    monkeypatch.setitem(sys.modules, "vllm", mod)
-    monkeypatch.setitem(sys.modules, "vllm.sampling_params", sub)
-    return mod
 
 
 def test_vllm_gets_structured_outputs_params_of_each_kind(fake_vllm) -> None:

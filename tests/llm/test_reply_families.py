@@ -4,8 +4,6 @@ model's reply of every family parses against it."""
 from __future__ import annotations
 
 import importlib.util
-import sys
-import types
 
 import pytest
 
@@ -19,6 +17,7 @@ from cogrsi_lib.llm.reply_format import (
 )
 from cogrsi_lib.reply_families import example_requests
 
+from .fake_vllm import FakeStructured
 from .recorder import recording_server
 
 REQUESTS = example_requests()
@@ -64,41 +63,13 @@ def test_scripted_backend_sees_the_constraint(family) -> None:
     assert b.jobs[0].request.constraint == REQUESTS[family].reply and c.structured
 
 
-class _Structured:
-    def __init__(self, **kw):
-        self.kw = kw
-
-
-class _Params:
-    def __init__(self, **kw):
-        self.kw = kw
-
-
-class _LLM:
-    def __init__(self, model, **kw):
-        self.calls = []
-
-    def chat(self, conversations, sampling_params=None, use_tqdm=False,
-             chat_template_kwargs=None):
-        self.calls.extend(sampling_params)
-        out = types.SimpleNamespace
-        return [out(prompt_token_ids=[1], outputs=[out(text="x", token_ids=[1],
-                                                       finish_reason="stop")])
-                for _ in conversations]
-
-
-def test_vllm_receives_every_familys_structured_outputs(monkeypatch) -> None:
-    mod = types.ModuleType("vllm")
-    mod.LLM, mod.SamplingParams = _LLM, _Params
-    sub = types.ModuleType("vllm.sampling_params")
-    sub.StructuredOutputsParams = _Structured
-    monkeypatch.setitem(sys.modules, "vllm", mod)
-    monkeypatch.setitem(sys.modules, "vllm.sampling_params", sub)
+def test_vllm_receives_every_familys_structured_outputs(fake_vllm) -> None:
     b = build_backend({"backend": "vllm", "model": "m"})
     b.generate([REQUESTS[f] for f in FAMILIES])
-    for family, params in zip(FAMILIES, b.llm.calls, strict=True):
-        so = params.kw["structured_outputs"].kw
-        assert so == vllm_structured_outputs(REQUESTS[family].reply), family
+    sent = [p for call in b.llm.calls for p in call]
+    for family, params in zip(FAMILIES, sent, strict=True):
+        expected = FakeStructured(**vllm_structured_outputs(REQUESTS[family].reply))
+        assert params.structured_outputs == expected, family
 
 
 @pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="no openai extra")

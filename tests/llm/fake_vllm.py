@@ -1,0 +1,60 @@
+"""A stand-in for the ``vllm`` module that records the SamplingParams each chat call receives.
+
+Its dataclasses take only the fields our backend may set, so an unknown keyword fails as it
+would in vLLM. It checks what our code sends, not what vLLM does with it.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FakeStructured:
+    json: object = None
+    regex: str | None = None
+    choice: list | None = None
+    grammar: str | None = None
+    disable_any_whitespace: bool = False
+
+
+@dataclass
+class FakeParams:
+    n: int = 1
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 16
+    stop: list | None = None
+    seed: int | None = None
+    structured_outputs: FakeStructured | None = None
+
+
+@dataclass
+class FakeLLM:
+    """``calls[i]`` is the list of SamplingParams of the i-th ``chat`` call."""
+
+    model: str
+    calls: list = field(default_factory=list)
+
+    def __init__(self, model: str, **kwargs):
+        self.model, self.calls = model, []
+
+    def chat(self, conversations, sampling_params=None, use_tqdm=False, chat_template_kwargs=None):
+        self.calls.append(sampling_params)
+        out = types.SimpleNamespace
+        return [out(prompt_token_ids=[1], outputs=[out(text="box", token_ids=[1],
+                                                       finish_reason="stop")])
+                for _ in conversations]
+
+
+def install(monkeypatch) -> types.ModuleType:
+    """Put the stand-in where ``import vllm`` finds it, for one test."""
+    mod = types.ModuleType("vllm")
+    mod.LLM, mod.SamplingParams = FakeLLM, FakeParams
+    sub = types.ModuleType("vllm.sampling_params")
+    sub.StructuredOutputsParams = FakeStructured
+    monkeypatch.setitem(sys.modules, "vllm", mod)
+    monkeypatch.setitem(sys.modules, "vllm.sampling_params", sub)
+    return mod
