@@ -33,14 +33,9 @@ from cogrsi_lib.audit.sandbox import (
     run_code,
 )
 
-HONEST = """
-def applies(world, q):
-    return q.depth == 1
+from .test_audit_sandbox import OK_FUNCS
 
-
-def predict(world, q):
-    return world.location_at(-1)
-"""
+HONEST = OK_FUNCS  # applies at depth 1, answers the true final location
 
 
 def escaped(attack: str) -> str:
