@@ -304,13 +304,11 @@ def strict_json(text: str | bytes) -> Any:
     try:
         return json.loads(text, parse_constant=_refuse_constant,
                           object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as exc:
-        raise OracleInputError(f"malformed JSON: {exc}", where="input") from None
+    except OracleInputError:  # from the hooks above
+        raise
     except RecursionError:
         raise OracleInputError("malformed JSON: nested too deeply", where="input") from None
-    except ValueError as exc:  # e.g. an integer with too many digits
-        if isinstance(exc, OracleInputError):
-            raise
+    except ValueError as exc:  # a decoding error, or an integer with too many digits
         raise OracleInputError(f"malformed JSON: {exc}", where="input") from None
 
 
