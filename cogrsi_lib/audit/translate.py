@@ -88,8 +88,9 @@ def extract_code(reply: str, fmt: ReplyFormat) -> str | None:
 class Translation:
     """One translator's reply for one rule text, parsed.
 
-    ``status``: ``ok`` (code found), ``no_code`` (a finished reply without a usable block) or
-    ``capped`` (the reply hit ``max_tokens`` before a usable block).
+    ``status``: ``ok`` (code found), ``no_code`` (a finished reply without a usable block),
+    ``capped`` (the reply hit ``max_tokens`` before a usable block) or ``failed`` (the request
+    itself failed; ``error`` says why).
     """
 
     translator: str
@@ -106,12 +107,15 @@ class Translation:
     completion_tokens: int
     from_cache: bool
     structured: bool = False
+    error: str = ""
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
     def no_code_reason(self) -> str:
+        if self.status == "failed":
+            return f"the translation request failed: {self.error}"
         if self.status == "capped":
             return f"reply hit the {self.max_tokens}-token output cap without complete code"
         return "reply is not one python block defining applies and predict"
@@ -126,11 +130,14 @@ def parse_translation(c: Completion, translator: str, prompt: str, text: str,
     code = extract_code(c.text, fmt or translation_format(max_tokens))
     capped = c.finish_reason == "length"
     status = "ok" if code is not None else ("capped" if capped else "no_code")
+    if c.error:
+        status = "failed"
     return Translation(
         translator=translator, model=c.model, prompt=prompt, rule_sha=text_id(text),
         reply=c.text, code=code, status=status, finish_reason=c.finish_reason, capped=capped,
         max_tokens=max_tokens, prompt_tokens=c.prompt_tokens,
         completion_tokens=c.completion_tokens, from_cache=c.from_cache, structured=c.structured,
+        error=c.error,
     )
 
 

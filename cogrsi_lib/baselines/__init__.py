@@ -47,11 +47,11 @@ def make_system(
     if name == "simtom":
         return SimToM(backend, cfg, n=1)
     if name == "perceptom":
-        return PercepToM(backend, cfg, n=1, per_line_tokens=cfg.per_line_tokens)
+        return PercepToM(backend, cfg, n=1)
     if name.startswith("simtom_sc") and name[9:].isdigit():
         return SimToM(backend, cfg, n=int(name[9:]))
     if name.startswith("perceptom_sc") and name[12:].isdigit():
-        return PercepToM(backend, cfg, n=int(name[12:]), per_line_tokens=cfg.per_line_tokens)
+        return PercepToM(backend, cfg, n=int(name[12:]))
     if name == "cogrsi":
         return GroundedReader(backend, principle, cfg, name="cogrsi")
     raise ValueError(f"unknown system {name!r}; known: {SYSTEMS}")

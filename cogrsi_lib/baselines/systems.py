@@ -257,24 +257,22 @@ class PercepToM(SimToM):
         config: SamplingConfig | None = None,
         *,
         n: int = 1,
-        per_line_tokens: int = 16,
         name: str | None = None,
     ):
         _Base.__init__(
             self, backend, config, name or ("perceptom" if n == 1 else f"perceptom_sc{n}")
         )
         self.n = n
-        self.per_line_tokens = per_line_tokens
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         recs = [new_record(self.name, it) for it in items]
         views: list[tuple[str, str]] = []
         for i, (res, cs) in enumerate(
-            run_perception(self.backend, items, self.config, self.per_line_tokens)
+            run_perception(self.backend, items, self.config)
         ):
             it = items[i]
             recs[i].ledger.add("perception", cs)
-            recs[i].perception = perception_record(res, cs[0].text, cs[0].from_cache)
+            recs[i].perception = perception_record(res, cs[0])
             chars = question_characters(it, res.perception.names()) if res.perception else []
             recs[i].extra["characters"] = chars
             if res.perception is not None and chars:

@@ -136,7 +136,9 @@ class CachedBackend(Backend):
     """Wrap a backend with a :class:`CompletionCache`: hits are replayed, misses generated.
 
     Replayed completions carry ``from_cache=True`` and ``latency_s=0``; fresh ones are stored
-    before they are returned. Every completion carries its ``cache_key``.
+    before they are returned, one by one, so a request that failed on its own (returned, never
+    stored: the next run tries it again) costs nothing to the rest of its batch. Every
+    completion carries its ``cache_key``.
     """
 
     def __init__(self, inner: Backend, cache: CompletionCache | str | os.PathLike[str]) -> None:
@@ -167,13 +169,14 @@ class CachedBackend(Backend):
             fresh = self.inner.complete([jobs[p] for p in todo])
             for p, c in zip(todo, fresh, strict=True):
                 c = replace(c, cache_key=keys[p], from_cache=False)
-                self.cache.put(keys[p], key_payload(ident, jobs[p]), c)
+                if c.ok:
+                    self.cache.put(keys[p], key_payload(ident, jobs[p]), c)
                 out[p] = c
         for pos, k in enumerate(keys):
             if out[pos] is None:
                 src = out[first_pos[k]]
                 assert src is not None
-                out[pos] = replace(src, from_cache=True, latency_s=0.0)
+                out[pos] = replace(src, from_cache=src.ok, latency_s=0.0)
         return [c for c in out if c is not None]
 
     def close(self) -> None:

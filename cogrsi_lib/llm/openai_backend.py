@@ -1,32 +1,54 @@
 """OpenAI-compatible server client: ``vllm serve`` or any compatible endpoint (DESIGN.md, Scale).
 
-This is how a run scales past one machine: vLLM serving with tensor or pipeline parallelism
-(and Ray replicas) behind one base URL. Each sample is one ``chat.completions`` request with
-``n=1`` and the sample's own ``seed``, so the cache holds samples one by one; requests run on
-a thread pool of ``concurrency`` workers. Transient failures (connection errors, timeouts,
-408/409/429 and 5xx) are retried with exponential backoff and jitter, up to ``max_retries``.
+This is how a run scales past one machine: one or more base URLs (several ``vllm serve``
+replicas, each with its own tensor or data parallelism), with ``concurrency`` requests in
+flight per endpoint; a request goes to the endpoint with the most free slots, so a faster
+server takes more of the work. Each sample is one ``chat.completions`` request with ``n=1``
+and the sample's own ``seed``, so the cache holds samples one by one. Transient failures
+(connection errors, timeouts, 408/409/429 and 5xx) are retried with exponential backoff and
+jitter, up to ``max_retries``.
+
+Per-request failures never cost the batch: a request refused by the server (400, 413, 422),
+or still failing after its retries, comes back as a failed completion with its reason
+(:meth:`~cogrsi_lib.llm.types.Completion.failed`). Only errors that say the whole setup is
+wrong (401, 403, 404: bad key, wrong model or URL) are raised. Where the server is vLLM, a
+prompt that may not fit is measured first with its ``/tokenize`` route and the model's
+``max_model_len`` (from ``/v1/models``): a prompt with no room for a reply is not sent, and
+``max_tokens`` is cut to the room left, as the offline engine does.
 
 A reply format to enforce is sent as ``response_format`` (a strict JSON schema; JSON formats
 only: the OpenAI API has no choice or regex form) or, with ``structured_outputs="vllm"``, as
-vLLM's own ``structured_outputs`` field (JSON, choice and regex).
+vLLM's own ``structured_outputs`` field (JSON, choice and regex). ``extra_body`` is merged
+over the default ``chat_template_kwargs: {enable_thinking: false}``, so thinking stays off
+unless a setting turns it on.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cogrsi_lib.llm.backend import Backend, count_words
 from cogrsi_lib.llm.reply_format import openai_response_format, vllm_structured_outputs
-from cogrsi_lib.llm.types import Completion, Job
+from cogrsi_lib.llm.types import Completion, Job, sha256_json
 
 STRUCTURED_MODES = ("response_format", "vllm")
 RETRY_STATUS = {408, 409, 429}
 RETRY_NAMES = {"APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError"}
+#: statuses that mean the setup is wrong for every request: raised, not recorded per item
+SETUP_STATUS = {401, 403, 404}
+DEFAULT_CONCURRENCY = 64
+#: chat-template tokens a prompt may add to its messages (a bound, for the length pre-check)
+TEMPLATE_SLACK = 256
+DEFAULT_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
 
 
 def is_retriable(exc: BaseException) -> bool:
@@ -39,14 +61,94 @@ def is_retriable(exc: BaseException) -> bool:
     return isinstance(exc, ConnectionError | TimeoutError)
 
 
-class OpenAIBackend(Backend):
-    """A chat-completions endpoint behind the :class:`Backend` interface.
+def is_setup_error(exc: BaseException) -> bool:
+    return getattr(exc, "status_code", None) in SETUP_STATUS
 
-    ``client``: an ``openai.OpenAI``-like object (built from ``base_url``/``api_key`` when
-    omitted; the SDK's own retries are switched off so that ours are the only ones).
-    ``extra_body`` is sent with every request (default: ``chat_template_kwargs`` with
-    ``enable_thinking: False``, which vLLM serve understands). ``structured_outputs``:
-    ``response_format`` or ``vllm`` (see the module docstring).
+
+def merged_extra_body(extra_body: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``extra_body`` over the default that keeps thinking off (its chat template arguments
+    merged key by key)."""
+    out: dict[str, Any] = {k: dict(v) for k, v in DEFAULT_THINKING.items()}
+    for k, v in dict(extra_body or {}).items():
+        if k == "chat_template_kwargs" and isinstance(v, Mapping):
+            out[k] = {**out[k], **dict(v)}
+        else:
+            out[k] = v
+    return out
+
+
+def failure_reason(exc: BaseException) -> str:
+    status = getattr(exc, "status_code", None)
+    head = f"http_{status}" if isinstance(status, int) else type(exc).__name__
+    return f"{head}: {str(exc)[:300]}"
+
+
+class Endpoint:
+    """One server: its client, its free slots, and (for vLLM) its context length."""
+
+    def __init__(self, url: str | None, client: Any, concurrency: int, timeout_s: float):
+        self.url = url
+        self.client = client
+        self.capacity = concurrency
+        self.in_flight = 0
+        self.sent = 0
+        self.timeout_s = timeout_s
+        # a scripted stand-in (not the openai SDK) has no server to measure prompts on
+        self._probe = url is not None and type(client).__module__.startswith("openai")
+        self._limit: int | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def root(self) -> str:
+        url = (self.url or "").rstrip("/")
+        return url[:-3] if url.endswith("/v1") else url
+
+    def _http(self, method: str, url: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=min(self.timeout_s, 60.0)) as resp:
+            return json.loads(resp.read())
+
+    def max_model_len(self, model: str) -> int | None:
+        """The served model's context length, when the server says it (vLLM does)."""
+        with self._lock:
+            if not self._probe or self._limit is not None:
+                return self._limit
+        try:
+            listing = self._http("GET", f"{(self.url or '').rstrip('/')}/models")
+            found = [m.get("max_model_len") for m in listing.get("data", [])
+                     if m.get("id") == model]
+            limit = int(found[0]) if found and found[0] else None
+        except (OSError, ValueError, AttributeError, TypeError):
+            limit = None
+        with self._lock:
+            self._limit = limit
+            self._probe = limit is not None
+        return limit
+
+    def count_tokens(self, model: str, messages: list[dict[str, str]],
+                     chat_template_kwargs: Mapping[str, Any] | None) -> int | None:
+        """The prompt's tokens after the chat template, from vLLM's ``/tokenize``."""
+        body: dict[str, Any] = {"model": model, "messages": messages,
+                                "add_generation_prompt": True}
+        if chat_template_kwargs:
+            body["chat_template_kwargs"] = dict(chat_template_kwargs)
+        try:
+            return int(self._http("POST", f"{self.root}/tokenize", body)["count"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+
+class OpenAIBackend(Backend):
+    """Chat-completions endpoints behind the :class:`Backend` interface.
+
+    ``base_url``: one URL or a list of them (replicas serving the same model).
+    ``concurrency``: requests in flight per endpoint. ``client``/``clients``: ``openai.OpenAI``
+    -like objects, one per endpoint (built from the URLs when omitted; the SDK's own retries
+    are off so that ours are the only ones). ``structured_outputs``: ``response_format`` or
+    ``vllm`` (see the module docstring). The cache identity holds the model name, the sorted
+    endpoint URLs, the merged ``extra_body`` and the structured-output mode.
     """
 
     kind = "openai"
@@ -55,10 +157,10 @@ class OpenAIBackend(Backend):
         self,
         model: str,
         *,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
-        concurrency: int = 8,
+        concurrency: int = DEFAULT_CONCURRENCY,
         max_retries: int = 5,
         backoff_s: float = 1.0,
         max_backoff_s: float = 30.0,
@@ -66,19 +168,19 @@ class OpenAIBackend(Backend):
         extra_body: Mapping[str, Any] | None = None,
         structured_outputs: str = "response_format",
         client: Any = None,
+        clients: Sequence[Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._model = model
-        self.base_url = base_url
+        urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
+        if not urls:
+            raise ValueError("base_url: give at least one endpoint")
+        self.base_urls = urls
         self.concurrency = max(1, int(concurrency))
         self.max_retries = max(0, int(max_retries))
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
-        self.extra_body = dict(
-            {"chat_template_kwargs": {"enable_thinking": False}}
-            if extra_body is None
-            else extra_body
-        )
+        self.extra_body = merged_extra_body(extra_body)
         if structured_outputs not in STRUCTURED_MODES:
             raise ValueError(
                 f"structured_outputs must be one of {STRUCTURED_MODES}, not {structured_outputs!r}"
@@ -86,20 +188,46 @@ class OpenAIBackend(Backend):
         self.structured_outputs = structured_outputs
         self._sleep = sleep
         self.retries = 0  # retried attempts, over the backend's life
-        if client is None:
-            try:
-                import openai
-            except ImportError as e:
-                raise ImportError(
-                    "the openai backend needs the 'openai' extra: pip install -e '.[openai]'"
-                ) from e
-            key = api_key or os.environ.get(api_key_env) or "EMPTY"
-            client = openai.OpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=timeout_s)
-        self.client = client
+        if clients is None:
+            clients = [client] if client is not None else [
+                self._make_client(u, api_key, api_key_env, timeout_s) for u in urls]
+        if len(clients) != len(urls):
+            raise ValueError(f"{len(clients)} clients for {len(urls)} endpoints")
+        self.endpoints = [Endpoint(u, c, self.concurrency, timeout_s)
+                          for u, c in zip(urls, clients, strict=True)]
+        self._free = threading.Condition()
+        self._next = 0
+        settings = {"endpoints": sorted(str(u) for u in urls), "extra_body": self.extra_body,
+                    "structured_outputs": structured_outputs}
+        self._identity = f"{self.kind}:{model}#{sha256_json(settings)[:16]}"
+
+    @staticmethod
+    def _make_client(url: str | None, api_key: str | None, api_key_env: str,
+                     timeout_s: float) -> Any:
+        try:
+            import openai
+        except ImportError as e:
+            raise ImportError(
+                "the openai backend needs the 'openai' extra: pip install -e '.[openai]'"
+            ) from e
+        key = api_key or os.environ.get(api_key_env) or "EMPTY"
+        return openai.OpenAI(base_url=url, api_key=key, max_retries=0, timeout=timeout_s)
 
     @property
     def model(self) -> str:
         return self._model
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def base_url(self) -> str | None:
+        return self.base_urls[0]
+
+    @property
+    def client(self) -> Any:
+        return self.endpoints[0].client
 
     def _request_kwargs(self, job: Job) -> dict[str, Any]:
         p = job.request.params
@@ -125,16 +253,67 @@ class OpenAIBackend(Backend):
             kw["extra_body"] = extra
         return kw
 
+    # -- endpoints -------------------------------------------------------------------------
+    def _acquire(self) -> Endpoint:
+        with self._free:
+            while True:
+                free = [e for e in self.endpoints if e.in_flight < e.capacity]
+                if free:
+                    most = max(e.capacity - e.in_flight for e in free)
+                    best = [e for e in free if e.capacity - e.in_flight == most]
+                    ep = best[self._next % len(best)]
+                    self._next += 1
+                    ep.in_flight += 1
+                    ep.sent += 1
+                    return ep
+                self._free.wait()
+
+    def _release(self, ep: Endpoint) -> None:
+        with self._free:
+            ep.in_flight -= 1
+            self._free.notify()
+
+    def _fit(self, ep: Endpoint, kw: dict[str, Any]) -> tuple[str, int]:
+        """("", 0) when the prompt fits as sent; else a failure reason, or "" and a smaller
+        ``max_tokens`` written into ``kw``."""
+        limit = ep.max_model_len(self._model)
+        if limit is None:
+            return "", 0
+        size = sum(len(m["content"].encode("utf-8")) for m in kw["messages"])
+        if size + TEMPLATE_SLACK + kw["max_tokens"] <= limit:  # a token is at least a byte
+            return "", 0
+        n = ep.count_tokens(self._model, kw["messages"],
+                            kw.get("extra_body", {}).get("chat_template_kwargs"))
+        if n is None:
+            return "", 0
+        if n >= limit:
+            return (f"context_length: the prompt has {n} tokens and the model's context is "
+                    f"{limit}"), n
+        kw["max_tokens"] = min(kw["max_tokens"], limit - n)
+        return "", n
+
     def _one(self, job: Job) -> Completion:
+        ep = self._acquire()
+        try:
+            return self._on(ep, job)
+        finally:
+            self._release(ep)
+
+    def _on(self, ep: Endpoint, job: Job) -> Completion:
         kw = self._request_kwargs(job)
+        reason, n = self._fit(ep, kw)
+        if reason:
+            return Completion.failed(job, reason, self._model, prompt_tokens=n)
         attempt = 0
         while True:
             t0 = time.perf_counter()
             try:
-                resp = self.client.chat.completions.create(**kw)
+                resp = ep.client.chat.completions.create(**kw)
             except Exception as e:
-                if attempt >= self.max_retries or not is_retriable(e):
+                if is_setup_error(e):
                     raise
+                if attempt >= self.max_retries or not is_retriable(e):
+                    return Completion.failed(job, failure_reason(e), self._model)
                 delay = min(self.max_backoff_s, self.backoff_s * 2**attempt)
                 self._sleep(delay * (0.5 + random.random() / 2))
                 attempt += 1
@@ -157,12 +336,14 @@ class OpenAIBackend(Backend):
                 index=job.index,
                 latency_s=latency,
                 model=str(getattr(resp, "model", "") or self._model),
+                usage_reported=usage is not None,
             )
 
     def complete(self, jobs: Sequence[Job]) -> list[Completion]:
         if not jobs:
             return []
-        if self.concurrency == 1 or len(jobs) == 1:
+        width = min(len(jobs), sum(e.capacity for e in self.endpoints))
+        if width == 1:
             return [self._one(j) for j in jobs]
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(jobs))) as pool:
+        with ThreadPoolExecutor(max_workers=width) as pool:
             return list(pool.map(self._one, jobs))

@@ -6,7 +6,12 @@ stage sees every call of every backend it builds without threading a counter thr
 library. A reply counts as parsed when its request's declared
 :class:`~cogrsi_lib.llm.reply_format.ReplyFormat` accepts it: the same check the family's own
 parser starts with. Requests without a declared format are tallied under ``free`` with no parse
-rate. A stage's tally (:func:`start_tally`) leaves out scripted stand-ins (kind ``fake``),
+rate. Beside the parse rate, each family row carries the checks that catch silent failures:
+requests that failed on their own (``failed``, with the first reason), replies cut at the token
+cap, multi-sample requests at temperature > 0 whose samples are all identical (a server that
+ignores ``temperature``), replies with thinking text (``<think>``: thinking should be off), and
+replies whose token usage the server did not report (counted in words). A stage's tally
+(:func:`start_tally`) leaves out scripted stand-ins (kind ``fake``),
 whose replies are fixed in advance, some malformed on purpose: it counts model calls only.
 """
 
@@ -22,7 +27,10 @@ from cogrsi_lib.llm.types import Completion, Request
 
 #: the columns of :meth:`ReplyTally.rows`, in order
 COLUMNS = ("family", "kind", "calls", "structured_calls", "cached_calls", "parsed", "parse_rate",
-           "capped", "cap_rate", "mean_reply_tokens")
+           "capped", "cap_rate", "mean_reply_tokens", "failed", "sampled_requests",
+           "identical_sample_requests", "thinking_replies", "usage_unreported", "first_error")
+#: text that shows a reply carries the model's thinking
+THINKING_MARKS = ("<think>", "</think>")
 
 
 @dataclass
@@ -34,6 +42,12 @@ class FamilyCounts:
     parsed: int = 0
     capped: int = 0
     completion_tokens: int = 0
+    failed: int = 0
+    sampled_requests: int = 0
+    identical_sample_requests: int = 0
+    thinking_replies: int = 0
+    usage_unreported: int = 0
+    first_error: str = ""
 
     def row(self, family: str) -> dict[str, Any]:
         n = self.calls
@@ -49,6 +63,12 @@ class FamilyCounts:
             "capped": self.capped,
             "cap_rate": self.capped / n if n else None,
             "mean_reply_tokens": self.completion_tokens / n if n else None,
+            "failed": self.failed,
+            "sampled_requests": self.sampled_requests,
+            "identical_sample_requests": self.identical_sample_requests,
+            "thinking_replies": self.thinking_replies,
+            "usage_unreported": self.usage_unreported,
+            "first_error": self.first_error,
         }
 
 
@@ -74,6 +94,15 @@ class ReplyTally:
                 f.cached_calls += int(c.from_cache)
                 f.capped += int(c.finish_reason == "length")
                 f.completion_tokens += c.completion_tokens
+                f.thinking_replies += int(any(m in c.text for m in THINKING_MARKS))
+                f.usage_unreported += int(not c.usage_reported)
+                if c.error:
+                    f.failed += 1
+                    f.first_error = f.first_error or c.error
+            replies = [c.text for c in completions if not c.error]
+            if request.params.temperature > 0 and len(replies) >= 2:
+                f.sampled_requests += 1
+                f.identical_sample_requests += int(len(set(replies)) == 1)
             f.parsed += sum(oks)
 
     def rows(self) -> list[dict[str, Any]]:
@@ -91,7 +120,10 @@ class ReplyTally:
         schema = {"family": pl.Utf8, "kind": pl.Utf8, "calls": pl.Int64,
                   "structured_calls": pl.Int64, "cached_calls": pl.Int64, "parsed": pl.Int64,
                   "parse_rate": pl.Float64, "capped": pl.Int64, "cap_rate": pl.Float64,
-                  "mean_reply_tokens": pl.Float64}
+                  "mean_reply_tokens": pl.Float64, "failed": pl.Int64,
+                  "sampled_requests": pl.Int64, "identical_sample_requests": pl.Int64,
+                  "thinking_replies": pl.Int64, "usage_unreported": pl.Int64,
+                  "first_error": pl.Utf8}
         return pl.DataFrame(self.rows(), schema=schema)
 
 

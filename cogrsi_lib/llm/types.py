@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from cogrsi_lib.llm.reply_format import ReplyFormat
 
 Role = Literal["system", "user", "assistant"]
+#: ``finish_reason`` of a request that failed on its own (see :meth:`Completion.failed`)
+FAILED = "error"
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,12 @@ class Completion:
     server, or the batch's wall time shared evenly over its samples for an offline engine;
     0 for a cache hit. ``from_cache`` says the text was replayed from the completion cache;
     ``structured`` that the backend enforced the request's reply format while decoding.
+
+    A request that failed on its own (prompt too long for the context, an HTTP error after
+    retries, a timeout) is a completion too: empty text, ``finish_reason == "error"`` and the
+    reason in ``error``, so it is recorded on its item and the rest of its batch goes on
+    (:meth:`failed`). ``usage_reported`` is False where the server gave no token usage and the
+    counts are word counts.
     """
 
     text: str
@@ -163,6 +171,19 @@ class Completion:
     model: str = ""
     cache_key: str = ""
     structured: bool = False
+    error: str = ""
+    usage_reported: bool = True
+
+    @classmethod
+    def failed(cls, job: Job, reason: str, model: str = "", prompt_tokens: int = 0) -> Completion:
+        """The completion of a job that could not be generated, with its reason."""
+        return cls(text="", prompt_tokens=prompt_tokens, completion_tokens=0,
+                   finish_reason=FAILED, index=job.index, model=model, error=reason)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the backend produced a reply (not a per-request failure)."""
+        return self.finish_reason != FAILED
 
     @property
     def total_tokens(self) -> int:
@@ -180,6 +201,8 @@ class Completion:
             "model": self.model,
             "cache_key": self.cache_key,
             "structured": self.structured,
+            "error": self.error,
+            "usage_reported": self.usage_reported,
         }
 
 

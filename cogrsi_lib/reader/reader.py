@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cogrsi_lib.llm.backend import Backend
-from cogrsi_lib.llm.types import Request, SamplingParams
+from cogrsi_lib.llm.types import Completion, Request, SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.perception import (
@@ -46,22 +46,25 @@ class ReaderConfig(SamplingConfig):
     use_perception: bool = True
     principle_in_plain: bool = False
     conversation_view: Literal["marked", "filtered"] = "marked"
-    per_line_tokens: int = 16
 
 
-def perception_record(result: PerceptionResult, text: str, from_cache: bool) -> PerceptionRecord:
+def perception_record(result: PerceptionResult, c: Completion) -> PerceptionRecord:
+    """The perception outcome for a record; a failed request reads ``malformed`` (the reader
+    falls back to plain reading) with the backend's reason."""
+    if c.error:
+        return PerceptionRecord("malformed", f"request failed: {c.error}", None, c.text,
+                                c.from_cache)
     w = result.perception.witnesses if result.perception else None
-    return PerceptionRecord(result.status, result.reason, w, text, from_cache)
+    return PerceptionRecord(result.status, result.reason, w, c.text, c.from_cache)
 
 
 def run_perception(
-    backend: Backend, items: Sequence[ReaderItem], cfg: SamplingConfig, per_line_tokens: int = 16
+    backend: Backend, items: Sequence[ReaderItem], cfg: SamplingConfig
 ) -> list[tuple[PerceptionResult, list]]:
     """One perception call per item (batched); results with their completions."""
     reqs = [
         perception_request(
-            it, max_tokens=cfg.perception_max_tokens, per_line_tokens=per_line_tokens,
-            seed=cfg.seed, structured=cfg.structured,
+            it, max_tokens=cfg.perception_max_tokens, seed=cfg.seed, structured=cfg.structured,
         )
         for it in items
     ]
@@ -120,10 +123,10 @@ class GroundedReader:
         grounded_views: list[str | None] = [None] * len(items)
         if cfg.use_perception and cfg.n_annotated > 0:
             for i, (res, cs) in enumerate(
-                run_perception(self.backend, items, cfg, cfg.per_line_tokens)
+                run_perception(self.backend, items, cfg)
             ):
                 recs[i].ledger.add("perception", cs)
-                recs[i].perception = perception_record(res, cs[0].text, cs[0].from_cache)
+                recs[i].perception = perception_record(res, cs[0])
                 if res.perception is not None:
                     grounded_views[i] = reading_view(
                         items[i],

@@ -37,6 +37,10 @@ class SampleRecord:
     def of(
         cls, view: str, c: Completion, answer: str | None, status: str, reason: str
     ) -> SampleRecord:
+        """The record of one sample; a request that failed on its own is ``failed``, with
+        the backend's reason."""
+        if c.error:
+            answer, status, reason = None, "failed", c.error
         return cls(
             view=view,
             index=c.index,

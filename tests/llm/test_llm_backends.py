@@ -91,7 +91,7 @@ def test_vllm_backend_is_one_batched_chat_call_with_per_sample_seeds(fake_vllm) 
     b = build_backend(
         {"backend": "vllm", "model": "Qwen/Qwen3.5-9B", "engine": {"tensor_parallel_size": 2}}
     )
-    assert b.llm.kwargs == {"enable_prefix_caching": True, "tensor_parallel_size": 2}
+    assert b.llm.kwargs == {"enable_prefix_caching": True, "tensor_parallel_size": 2, "seed": 0}
     r1 = Request.of("one two three", n=3, temperature=0.7, max_tokens=20, stop=("\n\n",))
     r2 = Request.of("four", n=1)
     out = b.generate([r1, r2])
@@ -172,16 +172,19 @@ def test_openai_backend_retries_transient_errors_then_succeeds() -> None:
 
 
 def test_openai_backend_gives_up_after_max_retries_and_never_retries_client_errors() -> None:
-    b = OpenAIBackend(
-        "m", client=client_with(FakeChat(failures=[500] * 5)), max_retries=2, sleep=lambda s: None
-    )
-    with pytest.raises(StatusError):
-        b.generate_one(Request.of("hi"))
+    chat = FakeChat(failures=[500] * 5)
+    b = OpenAIBackend("m", client=client_with(chat), max_retries=2, sleep=lambda s: None)
+    (c,) = b.generate_one(Request.of("hi"))
+    assert not c.ok and c.error.startswith("http_500") and len(chat.kwargs) == 3
     chat = FakeChat(failures=[400])
     b = OpenAIBackend("m", client=client_with(chat), max_retries=5, sleep=lambda s: None)
+    (c,) = b.generate_one(Request.of("hi"))
+    assert c.finish_reason == "error" and c.error.startswith("http_400") and c.text == ""
+    assert len(chat.kwargs) == 1
+    # a wrong key, model or URL fails every request alike: raised, not recorded per item
+    b = OpenAIBackend("m", client=client_with(FakeChat(failures=[401])), sleep=lambda s: None)
     with pytest.raises(StatusError):
         b.generate_one(Request.of("hi"))
-    assert len(chat.kwargs) == 1
 
 
 def test_openai_backend_respects_the_concurrency_limit_and_sends_per_sample_seeds() -> None:
@@ -298,7 +301,6 @@ def test_config_builds_and_wraps_in_the_cache(tmp_path) -> None:
     [
         ({"backend": "gpt"}, "must be one of"),
         ({"backend": "fake", "temprature": 0.7}, "unknown llm settings"),
-        ({"backend": "vllm"}, "model is required"),
         ({"backend": "openai", "model": "m"}, "base_url is required"),
     ],
 )

@@ -14,7 +14,12 @@ from cogrsi_lib.reader import (
     split_context,
 )
 from cogrsi_lib.reader.items import answer_key
-from cogrsi_lib.reader.perception import parse_perception, perception_request
+from cogrsi_lib.reader.perception import (
+    parse_perception,
+    perception_budget,
+    perception_format,
+    perception_request,
+)
 from cogrsi_lib.reader.views import annotated_view, character_view, filtered_view, plain_view
 
 from .helpers import (
@@ -53,12 +58,12 @@ def test_gold_keys_and_labels() -> None:
 
 
 def test_perception_request_is_indexed_greedy_budgeted_and_declares_its_format() -> None:
-    r = perception_request(narrative(), max_tokens=1024, per_line_tokens=12)
+    r = perception_request(narrative(), max_tokens=1024)
     text = r.messages[0].content
     assert "1. Aria entered the front_yard.\n2. Aiden entered the front_yard." in text
     assert "Characters: Aria, Aiden." in text and '{"1": [...], "2": [...], ...}' in text
     assert "actor of an action always perceives" in text
-    assert r.params.temperature == 0.0 and r.params.max_tokens == 12 * 5 + 24
+    assert r.params.temperature == 0.0 and r.params.max_tokens == perception_budget(narrative())
     assert perception_request(narrative(), max_tokens=30).params.max_tokens == 30
     schema = r.reply.schema()
     assert r.reply.family == "reader.perception" and r.structured
@@ -177,3 +182,40 @@ def test_bench_items_plug_in_with_their_native_labels() -> None:
     assert (
         from_bench_item(fantom).kind == "conversation" and from_bench_item(fantom).options is None
     )
+
+
+SIX = ("Alexandria", "Bartholomew", "Christopher", "Dominique", "Evangeline", "Fitzgerald")
+
+
+def six_party_conversation(lines: int = 12) -> ReaderItem:
+    said = [f"{SIX[i % 6]}: I think we should talk about trip {i}." for i in range(lines)]
+    return ReaderItem("six", "\n".join(said), "Does Fitzgerald know about trip 3?",
+                      kind="conversation", segments=tuple(said))
+
+
+def test_perception_budget_covers_a_six_party_conversation_where_everyone_hears_everything():
+    item = six_party_conversation()
+    budget = perception_budget(item)
+    fmt = perception_format(item)
+    longest = "{" + ", ".join(f'"{i}": [' + ", ".join(f'"{n}"' for n in SIX) + "]"
+                              for i in range(1, len(item.lines()) + 1)) + "}"
+    assert fmt.ok(longest)  # the reply the budget must cover is one the format allows
+    assert budget >= len(longest.encode("utf-8"))  # a token covers at least one byte
+    assert perception_request(item, max_tokens=10_000).params.max_tokens == budget
+    # the former budget of 12 tokens a line (plus 24) cut this reply
+    assert 12 * len(item.lines()) + 24 < len(longest) // 4
+
+
+@pytest.mark.slow
+def test_perception_budget_against_the_embedded_tokenizer() -> None:
+    from cogrsi_lib.llm.embedded import EmbeddedBackend, embedded_available
+
+    ok, why = embedded_available()
+    if not ok:
+        pytest.skip(why)
+    item = six_party_conversation()
+    longest = "{" + ", ".join(f'"{i}": [' + ", ".join(f'"{n}"' for n in SIX) + "]"
+                              for i in range(1, len(item.lines()) + 1)) + "}"
+    tokens = EmbeddedBackend().count_tokens(longest)
+    assert tokens <= perception_budget(item)
+    assert tokens > 12 * len(item.lines()) + 24
