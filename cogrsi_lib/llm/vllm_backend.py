@@ -101,6 +101,10 @@ class VLLMBackend(Backend):
             {"enable_thinking": False} if chat_template_kwargs is None else chat_template_kwargs
         )
         kw: dict[str, Any] = {"enable_prefix_caching": True, "seed": 0,
+                              # compact JSON, as the embedded backend writes it (vLLM 0.32's
+                              # xgrammar backend reads this flag from the engine, not requests)
+                              "structured_outputs_config": {"backend": "xgrammar",
+                                                            "disable_any_whitespace": True},
                               **dict(engine_kwargs or {})}
         if self.on_cpu():
             kw.setdefault("enable_chunked_prefill", False)

@@ -91,7 +91,9 @@ def test_vllm_backend_is_one_batched_chat_call_with_per_sample_seeds(fake_vllm) 
     b = build_backend(
         {"backend": "vllm", "model": "Qwen/Qwen3.5-9B", "engine": {"tensor_parallel_size": 2}}
     )
-    assert b.llm.kwargs == {"enable_prefix_caching": True, "tensor_parallel_size": 2, "seed": 0}
+    assert b.llm.kwargs == {"enable_prefix_caching": True, "tensor_parallel_size": 2, "seed": 0,
+                            "structured_outputs_config": {"backend": "xgrammar",
+                                                          "disable_any_whitespace": True}}
     r1 = Request.of("one two three", n=3, temperature=0.7, max_tokens=20, stop=("\n\n",))
     r2 = Request.of("four", n=1)
     out = b.generate([r1, r2])
