@@ -125,7 +125,10 @@ def write_json(obj: Any, path: str | Path) -> Path:
 
 
 REPLIES_TITLE = ("Replies by prompt family: calls, how many the backend constrained, parse rate "
-                 "against the declared format, share that hit the token cap, mean reply tokens")
+                 "against the declared format, share that hit the token cap, mean reply tokens; "
+                 "then the silent-failure checks: requests that failed (first reason), "
+                 "multi-sample requests at temperature > 0 with all samples identical, replies "
+                 "with thinking text, replies without server-reported usage")
 
 
 def write_replies(tally: Any, stem: str | Path) -> pl.DataFrame:

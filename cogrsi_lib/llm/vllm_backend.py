@@ -21,7 +21,10 @@ gives the same text whatever the batch order. The engine runs in this process
 ``__main__`` guard.
 
 ``model`` may be omitted: the embedded model's GGUF is then converted once into a safetensors
-folder (:func:`~cogrsi_lib.llm.weights.converted_weights`) and served from it.
+folder (:func:`~cogrsi_lib.llm.weights.converted_weights`) and served from it. Backends built
+with the same model and engine settings in one process share one engine
+(:func:`shared_engine`): a stage that builds several (two audit translators and a replay
+reader, say) loads the weights once.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import importlib
 import importlib.metadata
 import os
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,6 +58,19 @@ def context_failure(prompt_tokens: int, max_model_len: int) -> str:
         return ""
     return (f"context_length: the prompt has {prompt_tokens} tokens and the model's context "
             f"is {max_model_len}")
+
+
+#: engines by the vllm module that built them, then by model and settings
+_ENGINES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def shared_engine(vllm: Any, path: str, engine_kwargs: Mapping[str, Any]) -> Any:
+    """The process's ``vllm.LLM`` for this model and these settings, built on first use."""
+    engines = _ENGINES.setdefault(vllm, {})
+    key = sha256_json({"path": path, "engine": dict(engine_kwargs)})
+    if key not in engines:
+        engines[key] = vllm.LLM(model=path, **engine_kwargs)
+    return engines[key]
 
 
 def vllm_version() -> str:
@@ -119,7 +136,7 @@ class VLLMBackend(Backend):
         }
         self.settings = settings
         self._identity = f"{self.kind}:{self._model}#{sha256_json(settings)[:16]}"
-        self.llm = llm if llm is not None else self._vllm.LLM(model=path, **kw)
+        self.llm = llm if llm is not None else shared_engine(self._vllm, path, kw)
         self.failures = 0
 
     def on_cpu(self) -> bool:

@@ -1,0 +1,113 @@
+"""The reader through the vLLM backend against the same requests sent to one raw ``LLM.chat``.
+
+Runs the grounded reader (``cogrsi``) and SC-6 on a fixed set of ToMi-style items through
+``VLLMBackend`` (no completion cache, so every call is real) and records every batch the
+backend sends. Then, on the same engine with its prefix cache reset, it sends the very same
+conversations and sampling settings to vLLM in one ``LLM.chat`` call. It prints both wall
+times and their ratio (the backend's phases, bookkeeping and length checks against vLLM alone;
+goal: at most 1.15), and the calls and tokens per question of both systems (CogRSI §5.1 and
+G.7: 7.3 calls, 1.51x the tokens of SC-6).
+
+The raw call is a lower bound: it gets every request at once, while the reader must wait for
+each question's perception before its samples and for the samples before arbitration.
+
+Run:  python benchmarks/bench_vllm.py [--items 12] [--model DIR] [--out bench.json]
+Needs vLLM (README: vLLM, on the CPU and at scale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+
+from bench_embedded import tomi_like
+
+from cogrsi_lib.baselines import make_system
+from cogrsi_lib.llm.types import Completion, Job
+from cogrsi_lib.llm.vllm_backend import VLLMBackend
+from cogrsi_lib.reader import ReaderConfig
+
+CPU_ENGINE = {"dtype": "bfloat16", "max_model_len": 4096, "enforce_eager": True,
+              "gpu_memory_utilization": 0.2}
+
+
+class Recording(VLLMBackend):
+    """The vLLM backend, keeping every job it sends (in order)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: list[Job] = []
+
+    def complete(self, jobs: Sequence[Job]) -> list[Completion]:
+        self.sent.extend(jobs)
+        return super().complete(jobs)
+
+
+def per_question(recs) -> dict:
+    calls = sum(r.ledger.total().calls for r in recs)
+    tokens = sum(r.ledger.total().total_tokens for r in recs)
+    return {"calls_per_q": calls / len(recs), "tokens_per_q": tokens / len(recs)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=12)
+    ap.add_argument("--model", default=None, help="model folder (default: the embedded GGUF "
+                    "converted to safetensors)")
+    ap.add_argument("--sample-max-tokens", type=int, default=96)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+
+    t0 = time.perf_counter()
+    backend = Recording(args.model, engine_kwargs=CPU_ENGINE)
+    load_s = time.perf_counter() - t0
+    items = [tomi_like(i) for i in range(args.items)]
+    cfg = ReaderConfig(sample_max_tokens=args.sample_max_tokens, perception_max_tokens=256,
+                       arbitration_max_tokens=96)
+    backend.llm.chat([[{"role": "user", "content": "Warm up."}]], use_tqdm=False)
+
+    usage, walls = {}, {}
+    for name in ("cogrsi", "sc6"):
+        backend.llm.reset_prefix_cache()
+        t = time.perf_counter()
+        recs = make_system(name, backend, cfg, "expert").answer_batch(items)
+        walls[name] = time.perf_counter() - t
+        usage[name] = per_question(recs)
+    through_backend = sum(walls.values())
+
+    jobs = backend.sent
+    backend.llm.reset_prefix_cache()
+    t = time.perf_counter()
+    raw = backend.llm.chat([j.request.messages_dicts() for j in jobs],
+                           sampling_params=[backend.sampling_params(j) for j in jobs],
+                           use_tqdm=False,
+                           chat_template_kwargs=backend.chat_template_kwargs or None)
+    raw_s = time.perf_counter() - t
+    raw_tokens = sum(len(o.prompt_token_ids) + len(o.outputs[0].token_ids) for o in raw)
+
+    result = {
+        "model": backend.model,
+        "identity": backend.identity,
+        "load_s": round(load_s, 1),
+        "items": len(items),
+        "requests": len(jobs),
+        "backend_wall_s": round(through_backend, 2),
+        "backend_wall_by_system_s": {k: round(v, 2) for k, v in walls.items()},
+        "raw_chat_wall_s": round(raw_s, 2),
+        "ratio_backend_to_raw": round(through_backend / raw_s, 3),
+        "raw_tokens": raw_tokens,
+        "per_question": {k: {kk: round(vv, 2) for kk, vv in v.items()} for k, v in usage.items()},
+        "token_ratio_cogrsi_to_sc6": round(usage["cogrsi"]["tokens_per_q"]
+                                           / usage["sc6"]["tokens_per_q"], 3),
+        "paper": {"calls_per_q": 7.3, "token_ratio_cogrsi_to_sc6": 1.51},
+    }
+    print(json.dumps(result, indent=2))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
