@@ -43,6 +43,13 @@ def score_principles(scorer: Scorer, items: Sequence[ReaderItem],
     return pl.DataFrame(rows, schema=SCORE_SCHEMA) if rows else pl.DataFrame(schema=SCORE_SCHEMA)
 
 
+#: columns of :func:`pair_scores` (fixed: a split without flip or same pairs keeps its types)
+PAIR_SCORE_SCHEMA = {"label": pl.Utf8, "principle_id": pl.Utf8, "n_pairs": pl.Int64,
+                     "valid_pairs": pl.Int64, "pair_validity": pl.Float64,
+                     "flip_validity": pl.Float64, "same_validity": pl.Float64,
+                     "item_accuracy": pl.Float64}
+
+
 def pair_scores(scorer: Scorer, records: pl.DataFrame, principles: Mapping[str, str]
                 ) -> pl.DataFrame:
     """Pair validity and item accuracy of each principle on pair records (one split)."""
@@ -63,7 +70,7 @@ def pair_scores(scorer: Scorer, records: pl.DataFrame, principles: Mapping[str, 
                      "same_validity": 100.0 * float(same["valid"].mean()) if same.height
                      else None,
                      "item_accuracy": 100.0 * float(pv.items["correct"].mean())})
-    return pl.DataFrame(rows)
+    return pl.DataFrame(rows, schema=PAIR_SCORE_SCHEMA)
 
 
 def heldout_candidates(scorer: Scorer, candidates: pl.DataFrame, rounds: pl.DataFrame,

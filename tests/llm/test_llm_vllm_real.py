@@ -18,7 +18,7 @@ from cogrsi_lib.llm.tally import open_tally
 from cogrsi_lib.reply_families import example_requests
 
 from .test_llm_embedded_structured import FORMATS, QUESTION, STORY
-from .vllm_real import CPU_ENGINE, SERVED_NAME, metric, require_vllm, vllm_servers
+from .vllm_real import CPU_ENGINE, SERVED_NAME, metric, on_vllm, require_vllm, vllm_servers
 
 pytestmark = pytest.mark.slow
 
@@ -159,10 +159,15 @@ def test_two_real_servers_share_the_requests(servers) -> None:
     assert [e.sent for e in b.endpoints] == done
 
 
-# -- a model stage with backend: vllm ---------------------------------------------------------
-def test_reader_eval_stage_runs_on_vllm_with_the_embedded_stages_records(weights, tmp_path):
-    """The stage's notebook, run by papermill with ``backend: vllm``: the same record columns
-    as the committed embedded run (reports/reader_eval), every reply in its declared form."""
+# -- every model stage with backend: vllm -------------------------------------------------
+MODEL_STAGES = ("reader_eval", "harness", "pddl_mind", "scorecard", "loops", "audit")
+
+
+@pytest.mark.parametrize("stage", MODEL_STAGES)
+def test_model_stage_runs_on_vllm_with_the_embedded_runs_records(weights, tmp_path, stage):
+    """The stage's notebook at its params.yaml CPU setting, run by papermill with every
+    embedded model swapped for ``backend: vllm``: the same record files and columns as the
+    committed embedded run (reports/<stage>), every reply in its declared form, none failed."""
     import json
 
     import polars as pl
@@ -171,19 +176,18 @@ def test_reader_eval_stage_runs_on_vllm_with_the_embedded_stages_records(weights
     from cogrsi_lib.pipeline import find_repo_root, run_stage
 
     root = find_repo_root()
-    params = yaml.safe_load((root / "params.yaml").read_text())["reader_eval"]
-    params.update(llm={"backend": "vllm", "engine": CPU_ENGINE, "cache_dir": str(tmp_path / "c")},
-                  systems=["zero_shot", "cogrsi"], n_pairs=2, n_per_benchmark=1)
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"reader_eval": params}))
-    run_stage("reader_eval", tmp_path / "params.yaml", tmp_path / "out", repo_root=root)
-    mine = pl.read_parquet(tmp_path / "out" / "items.parquet")
-    committed = pl.read_parquet(root / "reports" / "reader_eval" / "items.parquet")
-    assert mine.schema == committed.schema and mine.height > 0
-    assert set(mine["system"]) == {"zero_shot", "cogrsi"}
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    replies = summary["replies"]
-    assert replies and all(r["parse_rate"] == 1.0 and r["failed"] == 0
-                           for r in replies.values() if r["parse_rate"] is not None)
-    assert {r["kind"] for r in replies.values()} >= {"json"}
-    assert summary["backend"] == "vllm" and summary["model"] == weights.name
-
+    params = yaml.safe_load((root / "params.yaml").read_text())[stage]
+    swapped = on_vllm(params, CPU_ENGINE, str(tmp_path / "cache"))
+    assert "embedded" not in json.dumps(swapped)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({stage: swapped}))
+    run_stage(stage, tmp_path / "params.yaml", tmp_path / "out", repo_root=root)
+    committed = root / "reports" / stage
+    for p in sorted(committed.rglob("*.parquet")):
+        mine = tmp_path / "out" / p.relative_to(committed)
+        assert mine.is_file(), f"{stage}: no {mine.name} on vllm"
+        assert pl.read_parquet(mine).schema == pl.read_parquet(p).schema, p.name
+    replies = json.loads((tmp_path / "out" / "summary.json").read_text())["replies"]
+    assert replies, f"{stage}: no model calls tallied"
+    for family, row in replies.items():
+        assert row["failed"] == 0 and row["thinking_replies"] == 0, family
+        assert row["parse_rate"] in (None, 1.0), family

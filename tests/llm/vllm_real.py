@@ -19,6 +19,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,24 @@ def metric(root_v1: str, name: str) -> float:
         text = r.read().decode()
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
                if line.startswith(name) and not line.startswith("#"))
+
+
+def on_vllm(section: Any, engine: dict, cache_dir: str) -> Any:
+    """A stage's ``params.yaml`` section with every embedded model swapped for ``backend:
+    vllm`` on the converted embedded weights (same prompts, sizes and seeds)."""
+    spec = {"backend": "vllm", "engine": dict(engine), "cache_dir": cache_dir}
+    if isinstance(section, dict):
+        if section.get("backend") == "embedded":
+            if "llm" in section:  # a stage-level backend kind with its own llm settings
+                return {**section, "backend": "vllm",
+                        "llm": {"engine": dict(engine), "cache_dir": cache_dir}}
+            return dict(spec)
+        return {k: (dict(spec) if v == "embedded" and k in MODEL_KEYS
+                    else on_vllm(v, engine, cache_dir)) for k, v in section.items()}
+    if isinstance(section, list):
+        return [on_vllm(v, engine, cache_dir) for v in section]
+    return section
+
+
+#: keys whose value names a model as a string (the scorecard's)
+MODEL_KEYS = ("model", "cross_model", "alt_model")
