@@ -167,7 +167,8 @@ MODEL_STAGES = ("reader_eval", "harness", "pddl_mind", "scorecard", "loops", "au
 def test_model_stage_runs_on_vllm_with_the_embedded_runs_records(weights, tmp_path, stage):
     """The stage's notebook at its params.yaml CPU setting, run by papermill with every
     embedded model swapped for ``backend: vllm``: the same record files and columns as the
-    committed embedded run (reports/<stage>), every reply in its declared form, none failed."""
+    committed embedded run (the outputs dvc.lock names, read from the in-repo DVC remote),
+    every reply in its declared form, none failed."""
     import json
 
     import polars as pl
@@ -181,8 +182,10 @@ def test_model_stage_runs_on_vllm_with_the_embedded_runs_records(weights, tmp_pa
     assert "embedded" not in json.dumps(swapped)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({stage: swapped}))
     run_stage(stage, tmp_path / "params.yaml", tmp_path / "out", repo_root=root)
-    committed = root / "reports" / stage
-    for p in sorted(committed.rglob("*.parquet")):
+    committed = committed_run(root, stage, tmp_path / "committed")
+    parquets = sorted(committed.rglob("*.parquet"))
+    assert parquets, f"{stage}: the committed run has no records"
+    for p in parquets:
         mine = tmp_path / "out" / p.relative_to(committed)
         assert mine.is_file(), f"{stage}: no {mine.name} on vllm"
         assert pl.read_parquet(mine).schema == pl.read_parquet(p).schema, p.name
@@ -191,3 +194,12 @@ def test_model_stage_runs_on_vllm_with_the_embedded_runs_records(weights, tmp_pa
     for family, row in replies.items():
         assert row["failed"] == 0 and row["thinking_replies"] == 0, family
         assert row["parse_rate"] in (None, 1.0), family
+
+
+def committed_run(root, stage: str, dest):
+    """``reports/<stage>`` as dvc.lock records it, fetched from the repository's own DVC
+    remote (the working tree's reports/ may be newer, or absent in a fresh clone)."""
+    from dvc.api import DVCFileSystem
+
+    DVCFileSystem(str(root)).get(f"reports/{stage}", str(dest), recursive=True)
+    return dest
