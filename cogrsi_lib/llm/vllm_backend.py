@@ -196,8 +196,11 @@ class VLLMBackend(Backend):
         out: list[Completion | None] = [None] * len(jobs)
         limit = self.max_model_len
         todo: list[int] = []
+        sizes: dict[int, int | None] = {}  # by request: its samples share one prompt
         for pos, job in enumerate(jobs):
-            n = self.prompt_tokens(job) if limit else None
+            if limit and id(job.request) not in sizes:
+                sizes[id(job.request)] = self.prompt_tokens(job)
+            n = sizes.get(id(job.request))
             reason = context_failure(n, limit) if n is not None and limit else ""
             if reason:
                 out[pos] = Completion.failed(job, reason, self._model, prompt_tokens=n or 0)

@@ -168,7 +168,7 @@ def test_model_stage_runs_on_vllm_with_the_embedded_runs_records(weights, tmp_pa
     """The stage's notebook at its params.yaml CPU setting, run by papermill with every
     embedded model swapped for ``backend: vllm``: the same record files and columns as the
     committed embedded run (the outputs dvc.lock names, read from the in-repo DVC remote),
-    every reply in its declared form, none failed."""
+    every reply that the cap did not cut in its declared form, none failed."""
     import json
 
     import polars as pl
@@ -193,7 +193,8 @@ def test_model_stage_runs_on_vllm_with_the_embedded_runs_records(weights, tmp_pa
     assert replies, f"{stage}: no model calls tallied"
     for family, row in replies.items():
         assert row["failed"] == 0 and row["thinking_replies"] == 0, family
-        assert row["parse_rate"] in (None, 1.0), family
+        # a reply the backend constrained is in its form unless the token cap cut it
+        assert row["parsed"] is None or row["parsed"] + row["capped"] >= row["calls"], family
 
 
 def committed_run(root, stage: str, dest):
