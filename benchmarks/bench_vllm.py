@@ -2,8 +2,9 @@
 
 Runs the grounded reader (``cogrsi``) and SC-6 on a fixed set of ToMi-style items through
 ``VLLMBackend`` (no completion cache, so every call is real; after one untimed pass that lets
-vLLM compile the reply formats' grammars) and records every batch the backend sends. Then, on the same engine with its prefix cache reset, it sends the very same
-conversations and sampling settings to vLLM in one ``LLM.chat`` call. It prints both wall
+vLLM compile the reply formats' grammars) and records every batch the backend sends. Then,
+on the same engine with its prefix cache reset, it sends the very same conversations and
+sampling settings to vLLM in one ``LLM.chat`` call. It prints both wall
 times and their ratio (the backend's phases, bookkeeping and length checks against vLLM alone;
 goal: at most 1.15), and the calls and tokens per question of both systems (CogRSI §5.1 and
 G.7: 7.3 calls, 1.51x the tokens of SC-6).
