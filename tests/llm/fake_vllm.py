@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass
@@ -31,22 +31,22 @@ class FakeParams:
     structured_outputs: FakeStructured | None = None
 
 
-@dataclass
 class FakeLLM:
-    """``calls[i]`` is the list of SamplingParams of the i-th ``chat`` call."""
-
-    model: str
-    calls: list = field(default_factory=list)
+    """``calls[i]`` is the list of SamplingParams of the i-th ``chat`` call, ``chats[i]`` its
+    conversations and chat template arguments; ``kwargs`` the engine settings. A reply names
+    its sample's seed (``Answer: seed<seed>``); prompt tokens are the conversation's words."""
 
     def __init__(self, model: str, **kwargs):
-        self.model, self.calls = model, []
+        self.model, self.kwargs, self.calls, self.chats = model, kwargs, [], []
 
     def chat(self, conversations, sampling_params=None, use_tqdm=False, chat_template_kwargs=None):
         self.calls.append(sampling_params)
+        self.chats.append((conversations, chat_template_kwargs))
         out = types.SimpleNamespace
-        return [out(prompt_token_ids=[1], outputs=[out(text="box", token_ids=[1],
-                                                       finish_reason="stop")])
-                for _ in conversations]
+        return [out(prompt_token_ids=list(range(sum(len(m["content"].split()) for m in conv))),
+                    outputs=[out(text=f"Answer: seed{sp.seed}", token_ids=[1, 2, 3],
+                                 finish_reason="stop")])
+                for conv, sp in zip(conversations, sampling_params, strict=True)]
 
 
 def install(monkeypatch) -> types.ModuleType:

@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 import types
-from dataclasses import dataclass, field
 
 import pytest
 
@@ -34,59 +33,6 @@ def test_importing_the_package_loads_no_heavy_runtime() -> None:
 # -- vLLM through a fake module ----------------------------------------------------------------
 
 
-@dataclass
-class FakeSamplingParams:
-    n: int = 1
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_tokens: int = 16
-    stop: list[str] | None = None
-    seed: int | None = None
-
-
-@dataclass
-class FakeCompletionOutput:
-    text: str
-    token_ids: list[int]
-    finish_reason: str = "stop"
-
-
-@dataclass
-class FakeRequestOutput:
-    prompt_token_ids: list[int]
-    outputs: list[FakeCompletionOutput]
-
-
-@dataclass
-class FakeLLM:
-    model: str
-    kwargs: dict = field(default_factory=dict)
-    calls: list = field(default_factory=list)
-
-    def __init__(self, model: str, **kwargs):
-        self.model, self.kwargs, self.calls = model, kwargs, []
-
-    def chat(self, messages, sampling_params=None, use_tqdm=True, chat_template_kwargs=None):
-        self.calls.append((messages, sampling_params, chat_template_kwargs))
-        out = []
-        for conv, sp in zip(messages, sampling_params, strict=True):
-            words = " ".join(m["content"] for m in conv).split()
-            text = f"Answer: seed{sp.seed}"
-            out.append(
-                FakeRequestOutput(list(range(len(words))), [FakeCompletionOutput(text, [1, 2, 3])])
-            )
-        return out
-
-
-@pytest.fixture
-def fake_vllm(monkeypatch):
-    mod = types.ModuleType("vllm")
-    mod.LLM = FakeLLM
-    mod.SamplingParams = FakeSamplingParams
-    monkeypatch.setitem(sys.modules, "vllm", mod)
-    return mod
-
-
 def test_vllm_backend_is_one_batched_chat_call_with_per_sample_seeds(fake_vllm) -> None:
     b = build_backend(
         {"backend": "vllm", "model": "Qwen/Qwen3.5-9B", "engine": {"tensor_parallel_size": 2}}
@@ -98,7 +44,8 @@ def test_vllm_backend_is_one_batched_chat_call_with_per_sample_seeds(fake_vllm) 
     r2 = Request.of("four", n=1)
     out = b.generate([r1, r2])
     assert len(b.llm.calls) == 1
-    convs, params, ctk = b.llm.calls[0]
+    params = b.llm.calls[0]
+    convs, ctk = b.llm.chats[0]
     assert len(convs) == 4 and ctk == {"enable_thinking": False}
     assert all(p.n == 1 for p in params)
     assert (
