@@ -67,6 +67,14 @@ class Backend(abc.ABC):
         """Release engine resources (optional)."""
 
 
+def context_failure(prompt_tokens: int, max_model_len: int) -> str:
+    """The failure reason of a prompt that leaves no room for a reply ("" when it fits)."""
+    if prompt_tokens < max_model_len:
+        return ""
+    return (f"context_length: the prompt has {prompt_tokens} tokens and the model's context "
+            f"is {max_model_len}")
+
+
 def count_words(text: str) -> int:
     """A tokenizer-free token count (whitespace words); used where no tokenizer exists."""
     return len(text.split())

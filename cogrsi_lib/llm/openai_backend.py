@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from cogrsi_lib.llm.backend import Backend, count_words
+from cogrsi_lib.llm.backend import Backend, context_failure, count_words
 from cogrsi_lib.llm.reply_format import openai_response_format, vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job, sha256_json
 
@@ -48,6 +48,8 @@ SETUP_STATUS = {401, 403, 404}
 DEFAULT_CONCURRENCY = 64
 #: chat-template tokens a prompt may add to its messages (a bound, for the length pre-check)
 TEMPLATE_SLACK = 256
+#: prompt sizes an endpoint remembers (its /tokenize answers) before starting afresh
+MAX_MEASURED = 4096
 DEFAULT_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
 
 
@@ -96,6 +98,7 @@ class Endpoint:
         # a scripted stand-in (not the openai SDK) has no server to measure prompts on
         self._probe = url is not None and type(client).__module__.startswith("openai")
         self._limit: int | None = None
+        self._sizes: dict[str, int | None] = {}  # prompt tokens by request body
         self._lock = threading.Lock()
 
     @property
@@ -129,15 +132,25 @@ class Endpoint:
 
     def count_tokens(self, model: str, messages: list[dict[str, str]],
                      chat_template_kwargs: Mapping[str, Any] | None) -> int | None:
-        """The prompt's tokens after the chat template, from vLLM's ``/tokenize``."""
+        """The prompt's tokens after the chat template, from vLLM's ``/tokenize``; measured
+        once per prompt (the samples of a request share it)."""
         body: dict[str, Any] = {"model": model, "messages": messages,
                                 "add_generation_prompt": True}
         if chat_template_kwargs:
             body["chat_template_kwargs"] = dict(chat_template_kwargs)
+        key = sha256_json(body)
+        with self._lock:
+            if key in self._sizes:
+                return self._sizes[key]
         try:
-            return int(self._http("POST", f"{self.root}/tokenize", body)["count"])
+            n: int | None = int(self._http("POST", f"{self.root}/tokenize", body)["count"])
         except (OSError, ValueError, KeyError, TypeError):
-            return None
+            n = None
+        with self._lock:
+            if len(self._sizes) >= MAX_MEASURED:
+                self._sizes.clear()
+            self._sizes[key] = n
+        return n
 
 
 class OpenAIBackend(Backend):
@@ -221,14 +234,6 @@ class OpenAIBackend(Backend):
     def identity(self) -> str:
         return self._identity
 
-    @property
-    def base_url(self) -> str | None:
-        return self.base_urls[0]
-
-    @property
-    def client(self) -> Any:
-        return self.endpoints[0].client
-
     def _request_kwargs(self, job: Job) -> dict[str, Any]:
         p = job.request.params
         kw: dict[str, Any] = {
@@ -287,8 +292,7 @@ class OpenAIBackend(Backend):
         if n is None:
             return "", 0
         if n >= limit:
-            return (f"context_length: the prompt has {n} tokens and the model's context is "
-                    f"{limit}"), n
+            return context_failure(n, limit), n
         kw["max_tokens"] = min(kw["max_tokens"], limit - n)
         return "", n
 

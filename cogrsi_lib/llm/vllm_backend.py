@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.backend import Backend, context_failure
 from cogrsi_lib.llm.reply_format import vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job, sha256_json
 from cogrsi_lib.llm.weights import converted_weights, weights_fingerprint
@@ -50,14 +50,6 @@ RESOURCE_SETTINGS = frozenset({
     "enable_chunked_prefill", "disable_log_stats", "tensor_parallel_size",
     "pipeline_parallel_size", "data_parallel_size", "download_dir",
 })
-
-
-def context_failure(prompt_tokens: int, max_model_len: int) -> str:
-    """The failure reason of a prompt that leaves no room for a reply ("" when it fits)."""
-    if prompt_tokens < max_model_len:
-        return ""
-    return (f"context_length: the prompt has {prompt_tokens} tokens and the model's context "
-            f"is {max_model_len}")
 
 
 #: engines by the vllm module that built them, then by model and settings
@@ -123,10 +115,11 @@ class VLLMBackend(Backend):
                               "structured_outputs_config": {"backend": "xgrammar",
                                                             "disable_any_whitespace": True},
                               **dict(engine_kwargs or {})}
-        if self.on_cpu():
+        cpu = self.on_cpu()
+        if cpu:
             kw.setdefault("enable_chunked_prefill", False)
         self.engine_kwargs = kw
-        self.seeded = not (self.on_cpu() and kw.get("enable_chunked_prefill"))
+        self.seeded = not (cpu and kw.get("enable_chunked_prefill"))
         settings = {
             "engine": {k: v for k, v in sorted(kw.items()) if k not in RESOURCE_SETTINGS},
             "chat_template_kwargs": self.chat_template_kwargs,
@@ -137,7 +130,6 @@ class VLLMBackend(Backend):
         self.settings = settings
         self._identity = f"{self.kind}:{self._model}#{sha256_json(settings)[:16]}"
         self.llm = llm if llm is not None else shared_engine(self._vllm, path, kw)
-        self.failures = 0
 
     def on_cpu(self) -> bool:
         try:
@@ -218,7 +210,6 @@ class VLLMBackend(Backend):
                         done.append(Completion.failed(jobs[p], f"refused: {e}", self._model))
             for p, c in zip(todo, done, strict=True):
                 out[p] = c
-        self.failures += sum(1 for c in out if c is not None and not c.ok)
         return [c for c in out if c is not None]
 
     def _run(self, jobs: Sequence[Job]) -> list[Completion]:
