@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-API_VERSION = 1
+API_VERSION = 2
 
 #: Event fields beyond index/type/actor/perceivers, in the order API.md lists them.
 EVENT_FIELDS = (
@@ -41,13 +41,16 @@ class _Frozen:
 class EventView(_Frozen):
     """One event of the story (see API.md for each field)."""
 
-    __slots__ = ("index", "type", "actor", "perceivers", *EVENT_FIELDS)
+    __slots__ = ("index", "type", "actor", "perceivers", "hidden_observers", "missed_by",
+                 *EVENT_FIELDS)
 
     def __init__(self, index: int, raw: Mapping[str, Any]) -> None:
         self._set("index", index)
         self._set("type", raw["type"])
         self._set("actor", raw["actor"])
         self._set("perceivers", frozenset(raw["perceivers"]))
+        self._set("hidden_observers", frozenset(raw.get("hidden_observers", ())))
+        self._set("missed_by", frozenset(raw.get("missed_by", ())))
         for name in EVENT_FIELDS:
             self._set(name, raw.get(name))
 
@@ -70,8 +73,8 @@ class WorldView(_Frozen):
 
     __slots__ = (
         "agents", "containers", "object", "room", "open_containers", "initial_location",
-        "initial_properties", "events", "_present", "_asleep", "_location", "_values",
-        "_candidates",
+        "initial_properties", "events", "known_liars", "testimony", "opening", "_present",
+        "_asleep", "_location", "_values", "_candidates",
     )  # fmt: skip
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -86,6 +89,9 @@ class WorldView(_Frozen):
             MappingProxyType({p: vals[0] for p, vals in raw["values"].items()}),
         )
         self._set("events", tuple(EventView(i, e) for i, e in enumerate(raw["events"])))
+        self._set("known_liars", frozenset(raw.get("known_liars", ())))
+        self._set("testimony", raw.get("testimony", "latest"))
+        self._set("opening", raw.get("opening", "common_ground"))
         self._set("_present", tuple(frozenset(s) for s in raw["present"]))
         self._set("_asleep", tuple(frozenset(s) for s in raw["asleep"]))
         self._set("_location", tuple(raw["location"]))

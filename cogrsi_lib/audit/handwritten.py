@@ -63,22 +63,23 @@ def predict(world, q):
 ''',
 )
 
-ABSENT_OR_ASLEEP = HandwrittenRule(
-    rule_id="absent_or_asleep",
-    text="When a character was absent or asleep during every move, peek and whisper of the "
-    "story: the character still thinks the object is where it started.",
+NOTHING_REACHED = HandwrittenRule(
+    rule_id="nothing_reached",
+    text="When no move, peek or whisper of the story reached a character, and the object never "
+    "lay in an open container: the character still thinks the object is where it started.",
     expected="valid",
-    note="Correct in the access model: nothing reached the character.",
+    note="Correct in the access model (SEMANTICS.md v2): nothing reached the character, and "
+    "no view of the object could have.",
     code_a='''
 def applies(world, q):
     if q.kind != "location" or q.depth != 1:
         return False
     a = q.chain[0]
     for e in world.events:
-        if e.type in ("move", "peek", "whisper"):
-            if a in world.present_at(e.index) and a not in world.asleep_at(e.index):
-                return False
-    return True
+        if e.type in ("move", "peek", "whisper") and a in e.perceivers:
+            return False
+    steps = range(len(world.events) + 1)
+    return all(world.location_at(i) not in world.open_containers for i in steps)
 
 
 def predict(world, q):
@@ -90,15 +91,19 @@ from typing import Any
 KINDS = {"move", "peek", "whisper"}
 
 
-def awake_in_room(world: Any, i: int) -> frozenset:
-    return world.present_at(i) - world.asleep_at(i)
+def reached(world: Any, a: str) -> bool:
+    return any(a in e.perceivers for e in world.events if e.type in KINDS)
+
+
+def ever_in_view(world: Any) -> bool:
+    return any(world.location_at(i) in world.open_containers
+               for i in range(-len(world.events) - 1, 0))
 
 
 def applies(world, q) -> bool:
     if q.kind != "location" or len(q.chain) != 1:
         return False
-    return not any(q.chain[0] in awake_in_room(world, e.index)
-                   for e in world.events if e.type in KINDS)
+    return not reached(world, q.chain[0]) and not ever_in_view(world)
 
 
 def predict(world, q) -> str:
@@ -270,7 +275,7 @@ def predict(world, q):
 )
 
 RULES: tuple[HandwrittenRule, ...] = (
-    IN_ROOM, ABSENT_OR_ASLEEP, MISSED_MOVE, BOX_D, NEVER, DISTRACTED, SANDBOX_PROBE,
+    IN_ROOM, NOTHING_REACHED, MISSED_MOVE, BOX_D, NEVER, DISTRACTED, SANDBOX_PROBE,
 )  # fmt: skip
 BY_ID = {r.rule_id: r for r in RULES}
 

@@ -4,8 +4,9 @@ The paper audits every rule on 6,000 small worlds with about 85k questions.  An
 :class:`AuditSample` holds the sampled worlds, one row per question with the oracle's gold
 answer (kept on this side only), and the snapshot that translated code sees: world facts
 (events and who perceived them, who was present or asleep, the true location and property
-values at each step) and the questions, never an answer or a belief.  The snapshot is
-encoded once and sent to every sandbox child.
+values at each step, the world's testimony and opening policies) and the questions, never an
+answer or a belief.  A question whose chain holds no belief (``opening: unknown``) is left
+out.  The snapshot is encoded once and sent to every sandbox child.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from cogrsi_lib.oracle.render import render_question
 from cogrsi_lib.oracle.sampler import SamplerConfig, all_questions, sample_worlds
 
 #: Event types ExploreToM never contains (CogRSI §5.4): sleeping, private telling, peeking.
+#: A secretly watched or unnoticed-missed move or change is outside it too.
 OUTSIDE_EXPLORETOM = ("sleep", "wake", "whisper", "peek")
 
 QUESTION_SCHEMA = {
@@ -66,6 +68,10 @@ def world_snapshot(world: World, max_depth: int) -> tuple[dict[str, Any], list[d
             seen = candidates[f"property:{e.property}"]
             if e.value not in seen:
                 seen.append(e.value)
+        if e.hidden_observers:
+            raw["hidden_observers"] = list(e.hidden_observers)
+        if e.missed_by:
+            raw["missed_by"] = list(e.missed_by)
         who = state.apply(e, i)
         raw["perceivers"] = [a for a in world.agents if a in who]
         if e.type in ("enter", "wake"):
@@ -78,10 +84,14 @@ def world_snapshot(world: World, max_depth: int) -> tuple[dict[str, Any], list[d
         "open_containers": [c for c in world.containers if c in world.open_containers],
         "events": events, "present": present, "asleep": asleep, "location": location,
         "values": values, "candidates": candidates,
+        "known_liars": [a for a in world.agents if a in world.known_liars],
+        "testimony": world.testimony, "opening": world.opening,
     }  # fmt: skip
     qs, gold = [], []
     for q in all_questions(world, max_depth):
         a = answer(state, q)
+        if not a.known:
+            continue  # no belief (``opening: unknown``) is never a forced-choice question
         text = render_question(world, q)
         qs.append({"kind": q.kind, "property": q.property, "chain": list(q.chain), "text": text})
         gold.append({
@@ -123,7 +133,10 @@ class AuditSample:
             "world_id": list(range(len(self.worlds))),
             "event_types": types,
             "has_lie": lies,
-            "outside_exploretom": [bool(set(t) & set(OUTSIDE_EXPLORETOM)) for t in types],
+            "outside_exploretom": [
+                bool(set(t) & set(OUTSIDE_EXPLORETOM))
+                or any(e.hidden_observers or e.missed_by for e in w.events)
+                for t, w in zip(types, self.worlds, strict=True)],
         }, schema={"world_id": pl.Int64, "event_types": pl.List(pl.Utf8), "has_lie": pl.Boolean,
                    "outside_exploretom": pl.Boolean})
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cogrsi_lib.oracle.render import CHAT, NARRATIVE, Templates
@@ -21,8 +21,8 @@ from cogrsi_lib.oracle.sampler import PROPERTIES
 from cogrsi_lib.pairs.lexicon import EVAL_CHAT, EVAL_NARRATIVE, GATE_CHAT
 
 EVENT_KINDS = (
-    "present", "asleep", "located", "open", "has_property", "leave", "enter", "sleep", "wake",
-    "move", "tell", "public_tell", "peek", "change", "noise",
+    "present", "asleep", "located", "open", "has_property", "known_liar", "leave", "enter",
+    "sleep", "wake", "move", "tell", "public_tell", "peek", "change", "noise",
 )  # fmt: skip
 #: kinds that only say who is where (or awake); they never change a belief by themselves
 PRESENCE_KINDS = frozenset({"present", "asleep", "leave", "enter", "sleep", "wake"})
@@ -38,9 +38,11 @@ _GROUPS = {
 _NUMBER = re.compile(r"^\s*\d+\s*[.):]?\s+(?=\S)")
 _FIELD_KIND = {"whisper": "tell"}
 _TEMPLATE_FIELDS = (
-    "present", "asleep", "located", "open", "has_property", "leave", "enter", "sleep", "wake",
-    "move", "whisper", "peek",
+    "present", "asleep", "located", "open", "has_property", "known_liar", "leave", "enter",
+    "sleep", "wake", "move", "whisper", "peek",
 )  # fmt: skip
+#: clauses a line may end with: a secret observer, an onlooker who missed it, a revealed lie
+_CLAUSE_FIELDS = ("watched", "missed", "lie_revealed")
 
 # Hi-ToM / ToMi grammar beyond the oracle's templates (He et al. 2023; Le et al. 2019).
 _NAMES = rf"{_NAME}(?:, {_NAME})*(?:,? and {_NAME})?"
@@ -92,6 +94,9 @@ class Event:
     value: str | None = None
     visible: bool | None = None
     style: str = "narrative"
+    hidden_observers: tuple[str, ...] = ()
+    missed_by: tuple[str, ...] = ()
+    lie_revealed: bool = False
 
     @builtins.property
     def agent(self) -> str | None:
@@ -156,6 +161,24 @@ def _template_patterns(t: Templates) -> list[tuple[str, str | None, re.Pattern[s
 
 
 _PATTERNS = [(t.style, p) for t in TEMPLATE_SETS for p in _template_patterns(t)]
+_CLAUSES = [(f, re.compile(r"(?:^|\s+)" + _compile(getattr(t, f)).pattern + "$"))
+            for t in TEMPLATE_SETS for f in _CLAUSE_FIELDS]
+
+
+def _strip_clauses(line: str) -> tuple[str, dict[str, list[str]]]:
+    """Split trailing clauses (secret observer, missed, lie revealed) off a line."""
+    found: dict[str, list[str]] = {f: [] for f in _CLAUSE_FIELDS}
+    changed = True
+    while changed:
+        changed = False
+        for field_name, pattern in _CLAUSES:
+            m = pattern.search(line)
+            if m is not None and m.start() > 0:
+                found[field_name].insert(0, m.groupdict().get("agent") or "")
+                line = line[: m.start()]
+                changed = True
+                break
+    return line, found
 
 
 def value_lexicon(
@@ -179,14 +202,16 @@ def parse_line(text: str, values: Mapping[str, tuple[str, bool]] | None = None) 
     sampler's properties); a property line whose value is not in it is left unparsed.
     """
     values = _VALUES if values is None else values
-    line = strip_number(text)
+    line, clauses = _strip_clauses(strip_number(text))
     for style, (kind, prop, pattern) in _PATTERNS:
         m = pattern.fullmatch(line)
         if m is None:
             continue
         event = _from_match(kind, prop, m.groupdict(), style, values)
         if event is not None:
-            return event
+            return replace(event, hidden_observers=tuple(clauses["watched"]),
+                           missed_by=tuple(clauses["missed"]),
+                           lie_revealed=bool(clauses["lie_revealed"]))
     for kind, pattern in _HITOM:
         m = pattern.fullmatch(line)
         if m is not None:
@@ -258,7 +283,7 @@ class _Presence:
         if e.kind == "tell":
             here = self.occupants(self.room_of.get(e.agent or ""))
             return frozenset(here | actors | ({e.listener} if e.listener else set()))
-        if e.kind in ("located", "has_property", "open"):
+        if e.kind in ("located", "has_property", "open", "known_liar"):
             return frozenset(self.occupants(self.scene))
         room = e.room if e.kind in ("enter", "present") else self.room_of.get(e.agent or "")
         return frozenset(self.occupants(room or self.scene) | actors)

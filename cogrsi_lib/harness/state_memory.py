@@ -7,11 +7,14 @@ never overwrite: a new statement for the same (holder, object, attribute) gets t
 version and points to the one it revises. A chain with no statement is UNKNOWN; nothing is
 inferred.
 
-Nested chains are rebuilt from perception with the access oracle's rules
-(``cogrsi_lib/oracle/SEMANTICS.md``): a seen event (move, change, opening and location lines)
-writes every chain whose agents all witnessed it; a peek writes the peeker's own belief; a
-late view (entering or waking with the object in an open container) the viewer's own
-visible properties; a private tell S -> L writes ``(L,)``, ``(S, L)`` and ``(L, S)``.
+Nested chains are rebuilt from perception with the access oracle's rules (v2,
+``cogrsi_lib/oracle/SEMANTICS.md``): a seen move or change writes every chain whose first
+agent witnessed it and whose other agents everyone takes to have (co-presence: a line's
+secret observers and unnoticed misses are read from its text); seeing the object (a move,
+a peek, the object in an open container) shows its location and visible properties; an
+agent who enters or wakes while the object is in view joins that common view; a private
+tell S -> L writes every chain over {S, L} but ``(S,)``, unless the speaker is a known liar
+or the object is in plain view.
 ``tell_rule="exit_order"`` replaces the tell rule by Hi-ToM's (He et al. 2023): a listener
 trusts a speaker who left the room later than they did, and a teller's own belief is
 unchanged. ``move_rule="hitom_generator"`` copies what Hi-ToM's released generator actually
@@ -52,7 +55,8 @@ TELL_RULES = ("oracle", "exit_order")
 MOVE_RULES = ("witnessed", "hitom_generator")
 #: ordinal trust in a statement by its source (not a calibrated probability)
 CONFIDENCE = {"initial": 1.0, "saw": 1.0, "told": 0.8, "reported": 0.7}
-_OPENING_KINDS = frozenset({"present", "asleep", "located", "open", "has_property"})
+_OPENING_KINDS = frozenset({"present", "asleep", "located", "open", "has_property",
+                            "known_liar"})
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,7 @@ class StateMemory:
     open_containers: set[str] = field(default_factory=set)
     visibility: dict[str, bool] = field(default_factory=dict)
     exit_time: dict[str, int] = field(default_factory=dict)
+    liars: set[str] = field(default_factory=set)
     _current: dict[tuple[Chain, str, str], int] = field(default_factory=dict, repr=False)
     _opening: bool = True
     _listing: list[str] = field(default_factory=list, repr=False)
@@ -229,12 +234,56 @@ class StateMemory:
     def _tell(
         self, speaker: str, listener: str, obj: str, value: str, o: Observation, trusted: bool
     ) -> None:
+        if self.tell_rule == "oracle":
+            self._tell_v2(speaker, listener, obj, value, o)
+            return
         if listener in o.witnesses and trusted:
             self._write((listener,), obj, "location", value, o, "told")
             if self.max_depth >= 2:
                 self._write((listener, speaker), obj, "location", value, o, "told")
         if speaker in o.witnesses and self.max_depth >= 2:
             self._write((speaker, listener), obj, "location", value, o, "reported")
+
+    def _tell_v2(self, speaker: str, listener: str, obj: str, value: str,
+                 o: Observation) -> None:
+        """Every chain over {speaker, listener} but the speaker's own, whose first agent
+        heard it; nothing when the speaker is a known liar or the object is in view."""
+        if speaker in self.liars or self._in_view(obj):
+            return
+        heard = o.witnesses | {speaker}
+        for chain in chains_over(frozenset((speaker, listener)), self.max_depth):
+            if chain != (speaker,) and chain[0] in heard:
+                source = "told" if chain[0] == listener else "reported"
+                self._write(chain, obj, "location", value, o, source)
+
+    def _in_view(self, obj: str) -> bool:
+        where = self.query((), obj, "location")
+        return where is not None and where.value in self.open_containers
+
+    def _sight(self, obj: str) -> list[tuple[str, Value]]:
+        """What seeing ``obj`` shows now: its location and every visible property."""
+        out: list[tuple[str, Value]] = []
+        for attr in ["location", *(p for p, v in self.visibility.items() if v)]:
+            now = self.query((), obj, attr)
+            if now is not None:
+                out.append((attr, now.value))
+        return out
+
+    def _seen_v2(self, e: Event, o: Observation, values: list[tuple[str, Value]],
+                 view: list[tuple[str, Value]]) -> None:
+        """Co-presence for a move or change: ``values`` to the chains whose first agent
+        perceived it and the rest are taken to; ``view`` to the other chains of public
+        perceivers when the object lies in view."""
+        hidden, missed = set(e.hidden_observers), set(e.missed_by)
+        actual = frozenset((o.witnesses | set(e.agents) | hidden) - missed)
+        public = frozenset((o.witnesses | set(e.agents) | missed) - hidden)
+        for chain in chains_over(actual | public, self.max_depth):
+            if chain[0] in actual and set(chain[1:]) <= public:
+                for attr, value in values:
+                    self._write(chain, e.object or "", attr, value, o, "saw")
+            elif view and set(chain) <= public:
+                for attr, value in view:
+                    self._write(chain, e.object or "", attr, value, o, "saw")
 
     def _trusts(self, listener: str, speaker: str) -> bool:
         if self.tell_rule == "oracle":
@@ -261,7 +310,12 @@ class StateMemory:
         self._write((), e.object, "location", e.container, o, "reported")
         self._seen(o.witnesses, e.object, "location", e.container, o, source)
 
+    def _on_known_liar(self, e: Event, o: Observation) -> None:
+        self.liars.update(e.agents)
+
     def _on_has_property(self, e: Event, o: Observation) -> None:
+        if e.property and e.visible is not None:
+            self.visibility.setdefault(e.property, bool(e.visible))
         obj = e.object
         self._write((), obj, e.property, e.value, o, "reported")
         self._seen(o.witnesses, obj, e.property, e.value, o, "initial" if self._opening else "saw")
@@ -272,36 +326,47 @@ class StateMemory:
 
     def _on_move(self, e: Event, o: Observation) -> None:
         self._write((), e.object, "location", e.location, o, "reported")
-        self._seen(
-            o.witnesses | set(e.agents), e.object, "location", e.location, o, "saw", actor=e.agent
-        )
+        if self.move_rule == "hitom_generator":
+            self._seen(o.witnesses | set(e.agents), e.object, "location", e.location, o, "saw",
+                       actor=e.agent)
+            return
+        sight = self._sight(e.object or "")
+        self._seen_v2(e, o, sight, sight if self._in_view(e.object or "") else [])
 
     def _on_change(self, e: Event, o: Observation) -> None:
-        self.visibility[e.property] = bool(e.visible)
+        self.visibility.setdefault(e.property, bool(e.visible))
         self._write((), e.object, e.property, e.value, o, "reported")
-        self._seen(o.witnesses | set(e.agents), e.object, e.property, e.value, o, "saw")
+        if self.move_rule == "hitom_generator":
+            self._seen(o.witnesses | set(e.agents), e.object, e.property, e.value, o, "saw")
+            return
+        changed = [(e.property or "", e.value or "")]
+        shown = e.visible and self._in_view(e.object or "")
+        self._seen_v2(e, o, changed, changed if shown else [])
 
     def _on_peek(self, e: Event, o: Observation) -> None:
         for obj in self.objects():
             where = self.query((), obj, "location")
             if where is None or (e.container and e.object and e.object != obj):
                 continue
-            seen = e.container or where.value
-            self._write((e.agent,), obj, "location", seen, o, "saw")
+            self._write((e.agent,), obj, "location", e.container or where.value, o, "saw")
+            for attr, value in self._sight(obj)[1:]:
+                self._write((e.agent,), obj, attr, value, o, "saw")
 
     def _late_view(self, e: Event, o: Observation) -> None:
-        shown = [p for p, visible in self.visibility.items() if visible]
-        for agent in e.agents:
-            if agent not in o.witnesses:
+        """Entering or waking while the object is in view: join the common view of those
+        present and awake (the line's witnesses)."""
+        group = frozenset(o.witnesses | set(e.agents))
+        for obj in self.objects():
+            if not self._in_view(obj):
                 continue
-            for obj in self.objects():
-                where = self.query((), obj, "location")
-                if where is None or where.value not in self.open_containers:
+            sight = self._sight(obj)
+            for agent in e.agents:
+                if agent not in o.witnesses:
                     continue
-                for prop in shown:
-                    now = self.query((), obj, prop)
-                    if now is not None:
-                        self._write((agent,), obj, prop, now.value, o, "saw")
+                for chain in chains_over(group, self.max_depth):
+                    if agent in chain:
+                        for attr, value in sight:
+                            self._write(chain, obj, attr, value, o, "saw")
 
     def _on_enter(self, e: Event, o: Observation) -> None:
         if len(e.agents) > 1:

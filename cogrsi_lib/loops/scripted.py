@@ -47,7 +47,7 @@ class BankRule:
 
 #: Four entries use the wording of the audit's hand-written rules (``cogrsi_lib.audit``), so
 #: an audited arm meets known verdicts: in the room (invalid), absent or asleep during a move
-#: (invalid), absent or asleep during every move, peek and whisper (valid), peeked (ambiguous).
+#: (invalid), nothing reached the character (valid), peeked (ambiguous).
 BANK: tuple[BankRule, ...] = (
     BankRule("a character was absent or asleep during a move",
              "the character still thinks the object is where it was before that move.",
@@ -70,8 +70,9 @@ BANK: tuple[BankRule, ...] = (
              "they know where the object is.", {"location": 0.04}),
     BankRule("several characters are present",
              "prefer the answer most characters would give.", {"second-order": -0.08}),
-    BankRule("a character was absent or asleep during every move, peek and whisper of the "
-             "story", "the character still thinks the object is where it started.",
+    BankRule("no move, peek or whisper of the story reached a character, and the object never "
+             "lay in an open container",
+             "the character still thinks the object is where it started.",
              {"location/first-order/false-belief": 0.20}),
 )
 

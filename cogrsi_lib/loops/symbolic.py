@@ -30,9 +30,9 @@ from typing import Any
 
 from cogrsi_lib.audit.api import QuestionView, WorldView, answer_string
 from cogrsi_lib.audit.handwritten import (
-    ABSENT_OR_ASLEEP,
     IN_ROOM,
     MISSED_MOVE,
+    NOTHING_REACHED,
     SANDBOX_PROBE,
     HandwrittenRule,
     scripted_translator,
@@ -243,8 +243,10 @@ def _check_reuse(rule: HandwrittenRule, i: int) -> HandwrittenRule:
 #: verdicts it measures, not these.
 BANK_RULES: tuple[HandwrittenRule, ...] = (
     _check_reuse(MISSED_MOVE, 0),
-    HandwrittenRule("privately_told", _bank_rule(1), "valid", _TOLD_A, _TOLD_B,
-                    "A reads 'see otherwise' as a seen move or a peek, B as a seen move."),
+    HandwrittenRule("privately_told", _bank_rule(1), "invalid", _TOLD_A, _TOLD_B,
+                    "A reads 'see otherwise' as a seen move or a peek, B as a seen move. "
+                    "Invalid under semantics v2: nobody takes a known liar's word, and a claim "
+                    "never beats the object in plain view."),
     HandwrittenRule("both_perceived", _bank_rule(2), "invalid", _BOTH_A, _BOTH_B,
                     "Counting only jointly seen events misses a whisper between the two."),
     _check_reuse(IN_ROOM, 3),
@@ -257,7 +259,7 @@ BANK_RULES: tuple[HandwrittenRule, ...] = (
                     "sandbox probe B is a policy test, not a reading, so it is not used.)"),
     HandwrittenRule("majority", _bank_rule(7), "invalid", _MAJORITY_A, _MAJORITY_B,
                     "A counts characters present at the end, B every character."),
-    _check_reuse(ABSENT_OR_ASLEEP, 8),
+    _check_reuse(NOTHING_REACHED, 8),
 )
 BANK_BY_TEXT: dict[str, HandwrittenRule] = {r.text: r for r in BANK_RULES}
 

@@ -28,7 +28,8 @@ from cogrsi_lib.nested.gate import IntegrityError, integrity_table, require
 from cogrsi_lib.nested.heuristics import HEURISTICS, is_shortcut, mentioned_locations
 from cogrsi_lib.nested.items import CellsNotFilled, Generation, NestedConfig, NestedItem, generate
 from cogrsi_lib.nested.reply import ANSWER_FORMAT, Reply, parse_reply, prompt
-from cogrsi_lib.nested.score import NestedScore, score
+from cogrsi_lib.nested.score import NestedScore, lie_condition_table, score
+from cogrsi_lib.nested.whispers import whisper_table
 
 __all__ = [
     "ADVERSARIAL", "ANSWER_FORMAT", "HEURISTICS", "REALITY", "TRUE_BELIEF",
@@ -37,6 +38,7 @@ __all__ = [
     "as_replies", "baseline_curves", "baseline_table", "baseline_wide", "best_shortcut",
     "chain_facts", "curve_table", "deepest_edit", "deepest_edits", "depth_chart", "edit_table",
     "generate", "generation_table", "integrity_table", "is_shortcut", "item_table",
-    "load_items", "mentioned_locations", "oracle_replies", "parse_reply", "prompt", "require",
-    "score", "strata_table", "world_facts", "write_items_jsonl",
+    "lie_condition_table", "load_items", "mentioned_locations", "oracle_replies",
+    "parse_reply", "prompt", "require",
+    "score", "strata_table", "whisper_table", "world_facts", "write_items_jsonl",
 ]

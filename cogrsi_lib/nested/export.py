@@ -57,7 +57,8 @@ def item_table(items: Sequence[NestedItem]) -> pl.DataFrame:
             "question": it.question, "options": list(it.options), "gold": it.gold,
             "reality": it.reality, "prefix_answers": list(it.prefix_answers),
             "false_belief": it.false_belief, "differs_from_prefixes": it.differs_from_prefixes,
-            "source_event": it.source,
+            "source_event": it.source, "testimony": it.world.testimony,
+            "opening": it.world.opening,
         }
         row |= {name: it.strata.get(name) for name in STRATA_COLUMNS}
         row["world_json"] = it.world.to_json()

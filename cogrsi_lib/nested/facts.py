@@ -8,7 +8,8 @@ reality.  Two facts are kept apart, never folded into one boolean:
   prefix ``chain[:j]``, ``1 <= j < k``.
 
 A chain is *adversarial* when both hold and *true-belief* when its answer equals
-reality; a false belief that echoes a prefix is neither and is never selected.
+reality; a false belief that echoes a prefix is neither and is never selected, and neither
+is a chain with no belief at all (``opening: unknown``): it has no forced-choice answer.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ class ChainFacts:
 
     world: World
     chain: Chain
-    answer: str
+    answer: str | None
     reality: str
-    prefix_answers: tuple[str, ...]
+    prefix_answers: tuple[str | None, ...]
     source: int
     via: str
 
@@ -42,8 +43,8 @@ class ChainFacts:
 
     @property
     def false_belief(self) -> bool:
-        """Plan §5.6, first half: the answer differs from reality."""
-        return self.answer != self.reality
+        """Plan §5.6, first half: the answer differs from reality (a held belief only)."""
+        return self.answer is not None and self.answer != self.reality
 
     @property
     def differs_from_prefixes(self) -> bool:
@@ -55,6 +56,8 @@ class ChainFacts:
         """REALITY for R0, ADVERSARIAL, TRUE_BELIEF, or None (false but echoes a prefix)."""
         if not self.chain:
             return REALITY
+        if self.answer is None or None in self.prefix_answers:
+            return None
         if self.false_belief and self.differs_from_prefixes:
             return ADVERSARIAL
         if not self.false_belief:
@@ -70,9 +73,14 @@ def chain_facts(state: OracleState, chain: Chain) -> ChainFacts:
         moves = [i for i, e in enumerate(world.events[: state.applied]) if e.type == "move"]
         return ChainFacts(world, (), reality, reality, (), moves[-1] if moves else -1, REALITY)
     belief = state.belief(chain, "location")
-    prefixes = tuple(str(state.belief(chain[:j], "location").value) for j in range(1, len(chain)))
-    return ChainFacts(world, chain, str(belief.value), reality, prefixes, belief.source,
+    prefixes = tuple(_held(state.belief(chain[:j], "location").value)
+                     for j in range(1, len(chain)))
+    return ChainFacts(world, chain, _held(belief.value), reality, prefixes, belief.source,
                       belief.via)
+
+
+def _held(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def world_facts(world: World, max_depth: int = 4) -> list[ChainFacts]:

@@ -64,6 +64,9 @@ class NestedConfig:
     p_open_container: float = 0.2
     capped: tuple[str, ...] = CAPPED_HEURISTICS
     max_shortcut_share: float | None = None
+    #: the oracle's policies (SEMANTICS.md), recorded with every item
+    testimony: str = "latest"
+    opening: str = "common_ground"
 
     def __post_init__(self) -> None:
         if self.n_per_cell < 1:
@@ -84,7 +87,7 @@ class NestedConfig:
             min_agents=self.n_agents, max_agents=self.n_agents,
             n_containers=self.n_containers, min_events=self.min_events,
             max_events=self.max_events, p_open_container=self.p_open_container,
-            weights=self.weights,
+            weights=self.weights, testimony=self.testimony, opening=self.opening,
         )
 
     def cells(self) -> list[tuple[int, str]]:
@@ -135,7 +138,9 @@ class NestedItem:
             "reality": self.reality,
             "prefix_answers": list(self.prefix_answers), "false_belief": self.false_belief,
             "differs_from_prefixes": self.differs_from_prefixes, "source_event": self.source,
-            "via": self.via, "strata": dict(self.strata), "world": self.world.to_dict(),
+            "via": self.via, "lie_condition": self.strata.get("lie_condition"),
+            "testimony": self.world.testimony, "opening": self.world.opening,
+            "strata": dict(self.strata), "world": self.world.to_dict(),
         }
 
 
@@ -152,7 +157,7 @@ def make_item(facts: ChainFacts, world_index: int) -> NestedItem:
         world=world,
         chain=facts.chain,
         partition=partition,
-        gold=facts.answer,
+        gold=str(facts.answer),
         reality=facts.reality,
         prefix_answers=facts.prefix_answers,
         false_belief=facts.false_belief,

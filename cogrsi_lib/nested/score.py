@@ -32,12 +32,13 @@ from cogrsi_lib.nested.facts import ADVERSARIAL, TRUE_BELIEF
 from cogrsi_lib.nested.heuristics import HEURISTICS, Heuristic
 from cogrsi_lib.nested.items import NestedItem
 from cogrsi_lib.nested.reply import parse_reply
+from cogrsi_lib.oracle.lies import LIE_CONDITIONS
 
 _RECORD_SCHEMA = {
     "id": pl.Utf8, "depth": pl.Int64, "partition": pl.Utf8, "false_belief": pl.Boolean,
     "gold": pl.Utf8, "reality": pl.Utf8, "reply": pl.Utf8, "parsed": pl.Boolean,
     "error": pl.Utf8, "answer": pl.Utf8, "confidence": pl.Float64, "correct": pl.Boolean,
-    "leaked": pl.Boolean,
+    "leaked": pl.Boolean, "lie_condition": pl.Utf8,
 }
 _DEPTH_SCHEMA = {
     "depth": pl.Int64, "n": pl.Int64, "correct": pl.Int64, "accuracy": pl.Float64,
@@ -53,6 +54,7 @@ class NestedScore:
 
     records: pl.DataFrame
     by_depth: pl.DataFrame
+    by_lie_condition: pl.DataFrame
     n: int
     n_unparsed: int
     accuracy: float
@@ -104,8 +106,29 @@ def item_records(
             "reply": text if isinstance(text, str) else repr(text), "parsed": r.parsed,
             "error": r.error, "answer": r.answer, "confidence": r.confidence,
             "correct": correct, "leaked": it.false_belief and r.answer == it.reality,
+            "lie_condition": it.strata.get("lie_condition", "no_lie"),
         })
     return pl.DataFrame(rows, schema=_RECORD_SCHEMA)
+
+
+def lie_condition_table(records: pl.DataFrame) -> pl.DataFrame:
+    """Accuracy per lie condition (plan §5.4: no lie, unlabelled lie, known liar, lie revealed
+    are scored separately), overall and on false-belief items, from :func:`item_records`."""
+    rank = {c: i for i, c in enumerate(LIE_CONDITIONS)}
+    return (
+        records.group_by("lie_condition")
+        .agg(
+            pl.len().alias("n"),
+            pl.col("correct").mean().alias("accuracy"),
+            pl.col("false_belief").sum().alias("n_false_belief"),
+            pl.col("correct").filter(pl.col("false_belief")).mean()
+            .alias("false_belief_accuracy"),
+            (~pl.col("parsed")).sum().alias("n_unparsed"),
+        )
+        .with_columns(pl.col("lie_condition").replace_strict(rank, default=len(rank),
+                                                             return_dtype=pl.Int64).alias("_r"))
+        .sort("_r").drop("_r")
+    )
 
 
 def _rate(mask: pl.Series) -> float | None:
@@ -190,6 +213,7 @@ def score(
     return NestedScore(
         records=rec,
         by_depth=by_depth,
+        by_lie_condition=lie_condition_table(rec),
         n=rec.height,
         n_unparsed=int((~rec["parsed"]).sum()),
         accuracy=float(rec["correct"].mean()),  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cogrsi_lib.oracle.lies import lie_condition
 from cogrsi_lib.oracle.state import OracleState
 from cogrsi_lib.oracle.world import World
 
@@ -17,16 +18,19 @@ if TYPE_CHECKING:
     from cogrsi_lib.nested.facts import ChainFacts
 
 STRATA_COLUMNS = (
-    "via", "has_whisper", "has_peek", "chain_in_whisper", "source_whisper_false",
-    "source_whisper_lie", "stale", "missed_last_move", "divergent", "repeated_agent",
-    "n_distinct_agents", "n_events", "n_moves", "n_whispers",
+    "via", "lie_condition", "has_whisper", "has_peek", "has_hidden_observer", "has_missed",
+    "chain_in_whisper", "source_whisper_false", "source_whisper_lie", "stale",
+    "missed_last_move", "divergent", "repeated_agent", "n_distinct_agents", "n_events",
+    "n_moves", "n_whispers",
 )
 
 
 def phenomena(world: World, facts: ChainFacts) -> dict[str, Any]:
     """The strata of one chain's answer in ``world``.
 
-    via: how the gold was fixed (reality, initial, move, peek, whisper);
+    via: how the gold was fixed (reality, initial, move, peek, whisper, view);
+    lie_condition: no_lie, unlabelled, known_liar or revealed (plan §5.4, ``oracle.lies``);
+    has_hidden_observer / has_missed: an event was secretly watched / missed unnoticed;
     source_whisper_false / _lie: the whisper that fixed it named a location other than the
     true one / other than the speaker's own belief (None unless via is whisper);
     stale: the gold was fixed before the last move; missed_last_move: some agent of the
@@ -48,8 +52,11 @@ def phenomena(world: World, facts: ChainFacts) -> dict[str, Any]:
     seen = {a: {i for i, what in state.observation_log[a] if what != "view"} for a in chain}
     return {
         "via": facts.via,
+        "lie_condition": lie_condition(world),
         "has_whisper": bool(whispers),
         "has_peek": any(e.type == "peek" for e in world.events),
+        "has_hidden_observer": any(e.hidden_observers for e in world.events),
+        "has_missed": any(e.missed_by for e in world.events),
         "chain_in_whisper": any({e.actor, e.listener} & set(chain) for e in whispers),
         "source_whisper_false": whisper_false,
         "source_whisper_lie": whisper_lie,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from cogrsi_lib.oracle.state import INITIAL, OracleState, replay
+from cogrsi_lib.oracle.state import INITIAL, MAX_DEPTH, OracleState, replay
 from cogrsi_lib.oracle.world import OracleInputError, Question, Value, World, same_value
 
 
@@ -13,17 +13,24 @@ class Answer:
     """The oracle's answer to one question and why.
 
     ``source`` is the index of the event that fixed the belief (-1: the opening state),
-    ``via`` how it was fixed: initial, move, peek, whisper, change or view.
+    ``via`` how it was fixed: initial, move, peek, whisper, change or view.  ``value`` is
+    None when the chain has no belief at all (``opening: unknown``).
     """
 
-    value: Value
+    value: Value | None
     reality: Value
     source: int
     via: str
 
     @property
+    def known(self) -> bool:
+        """The chain holds a belief (with ``opening: unknown`` it may not)."""
+        return self.value is not None
+
+    @property
     def false_belief(self) -> bool:
-        return not same_value(self.value, self.reality)
+        """A belief that differs from reality (no belief is not a false belief)."""
+        return self.known and not same_value(self.value, self.reality)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict:
         return asdict(self) | {"false_belief": self.false_belief}
@@ -32,6 +39,10 @@ class Answer:
 def check_question(world: World, question: Question, index: int = 0) -> None:
     """Raise :class:`OracleInputError` if ``question`` cannot be asked of ``world``."""
     where = f"question {index}"
+    if question.depth > MAX_DEPTH:
+        raise OracleInputError(
+            f"a chain of depth {question.depth} is deeper than the maximum, {MAX_DEPTH}",
+            where=where)
     for agent in question.chain:
         if agent not in world.agents:
             raise OracleInputError(f"unknown agent {agent!r} in chain", where=where)
@@ -67,6 +78,5 @@ def answer_all(world: World, questions: tuple[Question, ...] | None = None) -> l
     questions = world.questions if questions is None else questions
     for i, q in enumerate(questions):
         check_question(world, q, i)
-    depth = max([q.depth for q in questions] + [1])
-    state = replay(world, max_depth=depth)
+    state = replay(world, only=[q.chain for q in questions if q.chain])
     return [answer(state, q) for q in questions]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cogrsi_lib.oracle.lies import lies
 from cogrsi_lib.oracle.state import OracleState
 from cogrsi_lib.oracle.world import Event, Question, World
 
@@ -41,6 +42,10 @@ class Templates:
     think: str = "think"
     thinks_link: str = "that {agent} thinks"
     numbered: bool = True
+    watched: str = "{agent} secretly watched this from outside the {room}; nobody knew."
+    missed: str = "{agent} was looking away and missed this, but nobody noticed."
+    known_liar: str = "Everyone knows that {agent} lies."
+    lie_revealed: str = "({agent} was lying.)"
 
 
 NARRATIVE = Templates(
@@ -77,6 +82,10 @@ CHAT = Templates(
     change={"color": "{agent}: I painted the {object} {value}."},
     change_default="{agent}: I made the {object} {value}.",
     numbered=False,
+    watched="({agent} secretly read this on a shared screen; nobody knew)",
+    missed="({agent} did not read this, though everyone assumed they had)",
+    known_liar="[everyone here knows that {agent} lies]",
+    lie_revealed="({agent} was lying)",
 )
 
 
@@ -100,9 +109,13 @@ class Story:
 
 
 def render(world: World, templates: Templates = NARRATIVE) -> Story:
-    """The story of ``world`` in the given style."""
+    """The story of ``world`` in the given style.  A secret observer, an onlooker who missed
+    an event, a known liar and (with ``reveal_lies``) each lie are told in words too."""
     state = OracleState.initial(world, max_depth=1)
+    revealed = set(lies(world)) if world.reveal_lies else set()
     everyone = frozenset(world.agents)
+    # the opening is perceived by everyone, or (``opening: unknown``) by who is there awake
+    opening = everyone if world.opening == "common_ground" else world.present - world.asleep
     opening_voice = world.agents[0] if world.agents else ""
     raw: list[tuple[str, int | None, frozenset[str]]] = []
 
@@ -116,16 +129,24 @@ def render(world: World, templates: Templates = NARRATIVE) -> Story:
     for a in world.agents:
         if a in world.asleep:
             put(templates.asleep, None, everyone, agent=a)
-    put(templates.located, None, everyone, container=world.location)
+    put(templates.located, None, opening, container=world.location)
     for c in world.containers:
         if c in world.open_containers:
             put(templates.open, None, everyone, container=c)
     for _prop, value in world.properties:
-        put(templates.has_property, None, everyone, value=value)
+        put(templates.has_property, None, opening, value=value)
+    for a in world.agents:
+        if a in world.known_liars:
+            put(templates.known_liar, None, everyone, agent=a)
     for i, e in enumerate(world.events):
         container = state.location
         who = state.apply(e, i)
-        put(_event_template(templates, e), i, who, agent=e.actor, listener=e.listener,
+        template = " ".join(
+            [_event_template(templates, e)]
+            + [templates.watched.replace("{agent}", a) for a in e.hidden_observers]
+            + [templates.missed.replace("{agent}", a) for a in e.missed_by]
+            + ([templates.lie_revealed] if i in revealed else []))
+        put(template, i, who, agent=e.actor, listener=e.listener,
             location=e.to if e.type == "move" else e.location, container=container,
             property=e.property, value=e.value)
     lines = []

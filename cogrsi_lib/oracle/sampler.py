@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from cogrsi_lib.oracle.answer import answer
+from cogrsi_lib.oracle.lies import KNOWN_LIAR, REVEALED, UNLABELLED, lie_condition, lies
 from cogrsi_lib.oracle.render import CHAT, render, render_question
 from cogrsi_lib.oracle.state import OracleState, chains
 from cogrsi_lib.oracle.world import Event, Question, Value, World
@@ -47,6 +48,15 @@ class SamplerConfig:
     p_open_container: float = 0.2
     p_property: float = 1.0
     p_truthful_whisper: float = 0.5
+    #: chance that a move or change is secretly watched by an absent agent (if any)
+    p_hidden_observer: float = 0.1
+    #: chance that a present, awake onlooker misses a move or change unnoticed
+    p_missed: float = 0.1
+    testimony: str = "latest"
+    opening: str = "common_ground"
+    #: the lie conditions (plan §5.4) a world with a lie is told under, with their weights
+    lie_conditions: tuple[tuple[str, float], ...] = (
+        (UNLABELLED, 1.0), (KNOWN_LIAR, 1.0), (REVEALED, 1.0))
     weights: tuple[tuple[str, float], ...] = tuple(DEFAULT_WEIGHTS.items())
     agent_names: tuple[str, ...] = AGENT_NAMES
     container_names: tuple[str, ...] = CONTAINER_NAMES
@@ -60,8 +70,12 @@ class SamplerConfig:
             raise ValueError("need 2 <= n_containers <= number of container names")
         if not 0 <= self.min_events <= self.max_events:
             raise ValueError("need 0 <= min_events <= max_events")
-        if not 0.0 <= self.p_truthful_whisper <= 1.0:
-            raise ValueError("p_truthful_whisper must lie in [0, 1]")
+        for name in ("p_truthful_whisper", "p_hidden_observer", "p_missed"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1]")
+        unknown = [c for c, _ in self.lie_conditions if c not in (UNLABELLED, KNOWN_LIAR, REVEALED)]
+        if unknown:
+            raise ValueError(f"unknown lie condition(s) {unknown}")
 
 
 def legal_events(state: OracleState) -> list[Event]:
@@ -107,6 +121,9 @@ def sample_world(rng: random.Random, cfg: SamplerConfig = SamplerConfig()) -> Wo
         properties=props,
         open_containers=frozenset(c for c in containers if rng.random() < cfg.p_open_container),
         room=rng.choice(cfg.room_names),
+        hidden_properties=frozenset(p for p, _ in props if not PROPERTIES[p][0]),
+        testimony=cfg.testimony,
+        opening=cfg.opening,
     )
     state = OracleState.initial(base, max_depth=1)
     weights = dict(cfg.weights)
@@ -123,15 +140,38 @@ def sample_world(rng: random.Random, cfg: SamplerConfig = SamplerConfig()) -> Wo
         event = rng.choice(by_type[etype])
         if etype == "whisper":
             event = replace(event, location=_whispered(state, event, rng, cfg))
+        if etype in ("move", "change"):
+            event = _watched(state, event, rng, cfg)
         state.apply(event, i)
         events.append(event)
-    return replace(base, events=tuple(events))
+    world = replace(base, events=tuple(events))
+    if cfg.lie_conditions and lie_condition(world) != "no_lie":
+        names, weights_ = zip(*cfg.lie_conditions, strict=True)
+        condition = rng.choices(names, weights_)[0]
+        if condition == KNOWN_LIAR:
+            world = replace(world, known_liars=frozenset(world.events[i].actor
+                                                         for i in lies(world)))
+        elif condition == REVEALED:
+            world = replace(world, reveal_lies=True)
+    return world
+
+
+def _watched(state: OracleState, event: Event, rng: random.Random, cfg: SamplerConfig) -> Event:
+    """Perhaps a secret observer from outside, perhaps an onlooker who misses it unnoticed.
+    A probability of 0 draws nothing, so such a config samples the same worlds as before."""
+    absent = [a for a in state.world.agents if a not in state.present]
+    onlookers = sorted(state.awake_present() - {event.actor})
+    if cfg.p_hidden_observer and absent and rng.random() < cfg.p_hidden_observer:
+        event = replace(event, hidden_observers=(rng.choice(absent),))
+    if cfg.p_missed and onlookers and rng.random() < cfg.p_missed:
+        event = replace(event, missed_by=(rng.choice(onlookers),))
+    return event
 
 
 def _whispered(state: OracleState, event: Event, rng: random.Random, cfg: SamplerConfig) -> str:
     """A truthful whisper says what the speaker believes; a false one any other container."""
-    belief = state.location_beliefs[(event.actor,)].value
-    if rng.random() < cfg.p_truthful_whisper:
+    belief = state.belief((event.actor,), "location").value
+    if rng.random() < cfg.p_truthful_whisper and belief is not None:
         return str(belief)
     return rng.choice([c for c in state.world.containers if c != belief])
 
@@ -169,13 +209,15 @@ def question_records(world: World, world_id: int, max_depth: int) -> list[dict]:
             "property": q.property,
             "chain": list(q.chain),
             "depth": q.depth,
-            "answer": str(a.value),
+            "answer": str(a.value) if a.known else None,
             "reality": str(a.reality),
             "false_belief": a.false_belief,
             "source_event": a.source,
             "via": a.via,
             "chain_saw_last_change": perceived,
             "question": render_question(world, q),
+            "testimony": world.testimony,
+            "opening": world.opening,
         })
     return rows
 
@@ -203,6 +245,9 @@ def world_table(worlds: Sequence[World]) -> pl.DataFrame:
         "n_containers": [len(w.containers) for w in worlds],
         "n_events": [len(w.events) for w in worlds],
         "event_types": [[e.type for e in w.events] for w in worlds],
+        "lie_condition": [lie_condition(w) for w in worlds],
+        "testimony": [w.testimony for w in worlds],
+        "opening": [w.opening for w in worlds],
         "world_json": [w.to_json() for w in worlds],
         "story": [render(w).text for w in worlds],
         "chat": [render(w, CHAT).text for w in worlds],
@@ -216,7 +261,7 @@ def question_table(worlds: Sequence[World], max_depth: int) -> pl.DataFrame:
         "world_id": pl.Int64, "kind": pl.Utf8, "property": pl.Utf8, "chain": pl.List(pl.Utf8),
         "depth": pl.Int64, "answer": pl.Utf8, "reality": pl.Utf8, "false_belief": pl.Boolean,
         "source_event": pl.Int64, "via": pl.Utf8, "chain_saw_last_change": pl.Boolean,
-        "question": pl.Utf8,
+        "question": pl.Utf8, "testimony": pl.Utf8, "opening": pl.Utf8,
     }
     df = pl.DataFrame(rows, schema=schema)
     return df.with_row_index("question_id")

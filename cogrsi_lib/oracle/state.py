@@ -1,16 +1,18 @@
 """Explicit oracle state and its replay, event by event (recursive-reasoning plan §5.2).
 
 The state keeps, separately: the world (where the object is, who is present or
-asleep, property values), each agent's observation log, and belief chains up to a
-fixed depth.  A chain ``(X1, ..., Xk)`` holds "X1 thinks X2 thinks ... Xk thinks";
-``(X,)`` is X's own first-order belief.  Chains never repeat an agent twice in a
-row ("A thinks A thinks" is just "A thinks").  The rules are written out, each with
-an example, in ``SEMANTICS.md`` beside this file (CogRSI App. C, J105).
+asleep, property values), each agent's observation log and last sight of the object,
+and the belief chains it tracks.  A chain ``(X1, ..., Xk)`` holds "X1 thinks X2 thinks
+... Xk thinks"; ``(X,)`` is X's own first-order belief.  Chains never repeat an agent
+twice in a row.  A chain's belief changes only by the rules in ``SEMANTICS.md`` beside
+this file (CogRSI §4.3 and App. C, J105; plan §5.7), and every rule decides one chain
+from that chain's own agents, so the state tracks only the chains it is asked for
+(and their prefixes), or every chain up to a depth.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import product
 
@@ -18,10 +20,12 @@ from cogrsi_lib.oracle.world import Event, OracleInputError, Value, World, same_
 
 Chain = tuple[str, ...]
 INITIAL = -1  # source index of a belief that comes from the opening state
+#: The value of a belief its chain has no access to (``opening: unknown``): no belief at all.
+UNKNOWN = None
 
-
-#: The most belief chains one replay tracks: deeper questions over many agents are refused
-#: before any work (SEMANTICS.md, "Input errors").
+#: The deepest chain the oracle answers (SEMANTICS.md, "Input errors").
+MAX_DEPTH = 16
+#: The most belief chains one replay tracks when asked for every chain up to a depth.
 MAX_CHAINS = 50_000
 
 
@@ -45,11 +49,33 @@ def chains(agents: Iterable[str], max_depth: int) -> list[Chain]:
 
 @dataclass
 class Belief:
-    """One belief of one chain: a value and the event that set it (INITIAL for the opening)."""
+    """One belief of one chain: a value (UNKNOWN: none) and the event that set it."""
 
-    value: Value
+    value: Value | None
     source: int = INITIAL
     via: str = "initial"
+
+
+@dataclass(frozen=True)
+class _Tracked:
+    """A tracked chain with the agent sets its rules test."""
+
+    chain: Chain
+    first: str
+    rest: frozenset[str]
+    members: frozenset[str]
+
+
+Rule = Callable[[_Tracked], bool]
+
+
+def _co_present(actual: frozenset[str], public: frozenset[str]) -> Rule:
+    """X1 perceived the event; X2..Xk are taken by everyone to have perceived it."""
+    return lambda t: t.first in actual and t.rest <= public
+
+
+def _within(group: frozenset[str]) -> Rule:
+    return lambda t: t.members <= group
 
 
 @dataclass
@@ -57,42 +83,65 @@ class OracleState:
     """The whole explicit state after some prefix of a world's events."""
 
     world: World
-    max_depth: int
     location: str
     present: set[str]
     asleep: set[str]
     properties: dict[str, Value]
-    visibility: dict[str, bool] = field(default_factory=dict)
+    max_depth: int = 0
     observation_log: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    last_seen: dict[str, int | None] = field(default_factory=dict)
     location_beliefs: dict[Chain, Belief] = field(default_factory=dict)
     property_beliefs: dict[Chain, dict[str, Belief]] = field(default_factory=dict)
+    #: indices of the whispers their listener took (SEMANTICS.md, "Testimony")
+    taken_whispers: list[int] = field(default_factory=list)
     applied: int = 0
-    _chain_sets: list[tuple[Chain, frozenset[str]]] = field(default_factory=list, repr=False)
+    _tracked: list[_Tracked] = field(default_factory=list, repr=False)
 
     @classmethod
-    def initial(cls, world: World, max_depth: int = 4) -> OracleState:
-        """The opening state: it is common ground, so every chain starts at the truth."""
-        if max_depth < 1:
-            raise ValueError("max_depth must be at least 1")
-        needed = chain_count(len(world.agents), max_depth)
-        if needed > MAX_CHAINS:
-            raise OracleInputError(
-                f"depth {max_depth} over {len(world.agents)} agents needs {needed:.3g} belief "
-                f"chains; at most {MAX_CHAINS} are tracked", where="questions")
-        all_chains = chains(world.agents, max_depth)
+    def initial(cls, world: World, max_depth: int = 4,
+                only: Iterable[Chain] | None = None) -> OracleState:
+        """The opening state, tracking every chain up to ``max_depth``, or only the chains
+        in ``only`` and their prefixes (then ``max_depth`` is ignored)."""
+        if only is None:
+            if max_depth < 1:
+                raise ValueError("max_depth must be at least 1")
+            needed = chain_count(len(world.agents), max_depth)
+            if needed > MAX_CHAINS:
+                raise OracleInputError(
+                    f"depth {max_depth} over {len(world.agents)} agents needs {needed:.3g} "
+                    f"belief chains; at most {MAX_CHAINS} are tracked", where="questions")
+            tracked = chains(world.agents, max_depth)
+        else:
+            wanted = {c[:j] for c in only for j in range(1, len(c) + 1)}
+            tracked = sorted(wanted, key=lambda c: (len(c), c))
+        for c in tracked:
+            _check_chain(world, c)
         props = world.initial_properties
-        return cls(
+        seen_opening = set(world.agents) if world.opening == "common_ground" else (
+            set(world.present) - set(world.asleep))
+        state = cls(
             world=world,
-            max_depth=max_depth,
             location=world.location,
             present=set(world.present),
             asleep=set(world.asleep),
             properties=dict(props),
+            max_depth=max((len(c) for c in tracked), default=0),
             observation_log={a: [] for a in world.agents},
-            location_beliefs={c: Belief(world.location) for c in all_chains},
-            property_beliefs={c: {p: Belief(v) for p, v in props.items()} for c in all_chains},
-            _chain_sets=[(c, frozenset(c)) for c in all_chains],
+            last_seen={a: (INITIAL if a in seen_opening else None) for a in world.agents},
         )
+        for c in tracked:
+            state._track(c, frozenset(c) <= seen_opening)
+        return state
+
+    def _track(self, chain: Chain, knows_opening: bool) -> None:
+        self._tracked.append(_Tracked(chain, chain[0], frozenset(chain[1:]), frozenset(chain)))
+        w = self.world
+
+        def opening(value: Value) -> Belief:
+            return Belief(value) if knows_opening else Belief(UNKNOWN, INITIAL, "unknown")
+
+        self.location_beliefs[chain] = opening(w.location)
+        self.property_beliefs[chain] = {p: opening(v) for p, v in w.properties}
 
     # -- who can act and who perceives -------------------------------------------------
     def awake_present(self) -> set[str]:
@@ -102,13 +151,18 @@ class OracleState:
         """The object can be seen from the room when it lies in an open container."""
         return self.location in self.world.open_containers
 
-    def perceivers(self, event: Event) -> frozenset[str]:
-        """Who perceives ``event`` if it happens now (before its effects)."""
+    def public_perceivers(self, event: Event) -> frozenset[str]:
+        """Who everyone takes to have perceived ``event`` if it happens now."""
         if event.type == "whisper":
             return frozenset((event.actor, event.listener))  # type: ignore[arg-type]
         if event.type == "peek":
             return frozenset((event.actor,))
         return frozenset(self.awake_present() | {event.actor})
+
+    def perceivers(self, event: Event) -> frozenset[str]:
+        """Who actually perceives ``event`` if it happens now (before its effects)."""
+        public = self.public_perceivers(event)
+        return (public - set(event.missed_by)) | set(event.hidden_observers)
 
     # -- legality ----------------------------------------------------------------------
     def check(self, event: Event, index: int) -> None:
@@ -155,67 +209,128 @@ class OracleState:
                 raise OracleInputError(f"unknown property {prop!r}", index)
             if same_value(self.properties[prop], event.value):  # type: ignore[arg-type]
                 raise OracleInputError(f"{prop} is already {event.value!r}", index)
-            fixed = self.visibility.get(prop)
-            if fixed is not None and fixed != event.visible:
+            if w.visibility[prop] != event.visible:  # type: ignore[index]
+                kind = "visible" if w.visibility[prop] else "hidden"  # type: ignore[index]
+                raise OracleInputError(f"{prop} is {kind}; a property keeps its visibility",
+                                       index)
+        for who in event.hidden_observers:
+            if who not in w.agents:
+                raise OracleInputError(f"unknown hidden observer {who!r}", index)
+            if who in self.present:
                 raise OracleInputError(
-                    f"{prop} was changed as {'visible' if fixed else 'hidden'} before; "
-                    "a property keeps its visibility",
-                    index,
-                )
+                    f"{who} is in the {w.room}; a hidden observer watches from outside", index)
+        for who in event.missed_by:
+            if who not in w.agents:
+                raise OracleInputError(f"unknown agent {who!r} in missed_by", index)
+            if who == a or who not in self.present or who in self.asleep:
+                raise OracleInputError(
+                    f"{who} cannot miss it: only a present, awake onlooker can", index)
 
     # -- effects -----------------------------------------------------------------------
     def apply(self, event: Event, index: int | None = None) -> frozenset[str]:
-        """Check and apply one event; returns who perceived it."""
+        """Check and apply one event; returns who actually perceived it."""
         index = self.applied if index is None else index
         self.check(event, index)
+        public = self.public_perceivers(event)
         who = self.perceivers(event)
         for agent in who:
             self.observation_log[agent].append((index, event.type))
+        self._refresh_sight(index)  # the object in view is seen up to this moment
         t = event.type
         if t == "leave":
             self.present.discard(event.actor)
         elif t == "enter":
             self.present.add(event.actor)
-            self._late_view(event.actor, index)
+            self._join_view(event.actor, index)
         elif t == "sleep":
             self.asleep.add(event.actor)
         elif t == "wake":
             self.asleep.discard(event.actor)
-            self._late_view(event.actor, index)
+            self._join_view(event.actor, index)
         elif t == "move":
             self.location = event.to  # type: ignore[assignment]
-            self._set_location(who, event.to, index, "move")  # type: ignore[arg-type]
+            rule = _co_present(who, public)
+            self._write(rule, self._sight(), index, "move")
+            self._saw(who, index)
+            self._view_for_the_rest(rule, self._sight(), index)
         elif t == "peek":
-            self._set_location(who, self.location, index, "peek")
+            self._write(lambda tr: tr.chain == (event.actor,), self._sight(), index, "peek")
+            self._saw({event.actor}, index)
         elif t == "whisper":
-            s, lis = event.actor, event.listener
-            for chain in ((lis,), (s, lis), (lis, s)):
-                if chain in self.location_beliefs:
-                    self.location_beliefs[chain] = Belief(event.location, index, "whisper")  # type: ignore[arg-type]
+            if self._believed(event):
+                self.taken_whispers.append(index)
+                s, lis = event.actor, event.listener
+                told = frozenset((s, lis))
+                self._write(lambda tr: tr.members <= told and tr.chain != (s,),
+                            {"location": event.location}, index, "whisper")  # type: ignore[dict-item]
         elif t == "change":
             prop = event.property
             self.properties[prop] = event.value  # type: ignore[index]
-            self.visibility[prop] = bool(event.visible)  # type: ignore[index]
-            for chain, members in self._chain_sets:
-                if members <= who:
-                    self.property_beliefs[chain][prop] = Belief(event.value, index, "change")  # type: ignore[index,arg-type]
+            rule = _co_present(who, public)
+            self._write(rule, {prop: event.value}, index, "change")  # type: ignore[dict-item]
+            if event.visible:
+                self._view_for_the_rest(rule, {prop: event.value}, index)  # type: ignore[dict-item]
+        self._refresh_sight(index)
         self.applied += 1
         return who
 
-    def _set_location(self, who: frozenset[str], value: str, index: int, via: str) -> None:
-        for chain, members in self._chain_sets:
-            if members <= who:
-                self.location_beliefs[chain] = Belief(value, index, via)
+    def _sight(self) -> dict[str, Value]:
+        """What seeing the object shows: its location and every visible property."""
+        out: dict[str, Value] = {"location": self.location}
+        vis = self.world.visibility
+        out.update({p: v for p, v in self.properties.items() if vis[p]})
+        return out
 
-    def _late_view(self, agent: str, index: int) -> None:
-        """An agent who enters or wakes sees the visible properties of an object in view."""
-        shown = [p for p, visible in self.visibility.items() if visible]
-        if not shown or not self.object_in_view():
+    def _write(self, rule: Rule, values: dict[str, Value], index: int, via: str) -> None:
+        for tr in self._tracked:
+            if rule(tr):
+                for key, value in values.items():
+                    belief = Belief(value, index, via)
+                    if key == "location":
+                        self.location_beliefs[tr.chain] = belief
+                    else:
+                        self.property_beliefs[tr.chain][key] = belief
+
+    def _saw(self, agents: Iterable[str], index: int) -> None:
+        for a in agents:
+            self.last_seen[a] = index
+
+    def _refresh_sight(self, index: int) -> None:
+        if self.object_in_view():
+            self._saw(self.awake_present(), index)
+
+    def _view_for_the_rest(self, done: Rule, values: dict[str, Value], index: int) -> None:
+        """The object lies in view: what it shows is common ground among the agents present
+        and awake, also for those who missed the event (the chains ``done`` did not set)."""
+        if not self.object_in_view():
             return
+        group = frozenset(self.awake_present())
+        inside = _within(group)
+        self._write(lambda tr: inside(tr) and not done(tr), values, index, "view")
+        for a in group:
+            if not self.observation_log[a] or self.observation_log[a][-1][0] != index:
+                self.observation_log[a].append((index, "view"))
+
+    def _join_view(self, agent: str, index: int) -> None:
+        """An agent who enters or wakes while the object is in view joins its common ground."""
+        if not self.object_in_view():
+            return
+        group = frozenset(self.awake_present())
         self.observation_log[agent].append((index, "view"))
-        mine = self.property_beliefs[(agent,)]
-        for prop in shown:
-            mine[prop] = Belief(self.properties[prop], index, "view")
+        self._write(lambda tr: agent in tr.members and tr.members <= group,
+                    self._sight(), index, "view")
+        self._saw({agent}, index)
+
+    def _believed(self, event: Event) -> bool:
+        """Does the listener take the whisper (SEMANTICS.md, "Testimony")?"""
+        if self.object_in_view():
+            return False  # both can see the object: a claim never beats plain sight
+        if event.actor in self.world.known_liars:
+            return False
+        if self.world.testimony == "fresher_access":
+            spoke, heard = self.last_seen[event.actor], self.last_seen[event.listener]  # type: ignore[index]
+            return spoke is not None and (heard is None or spoke > heard)
+        return True
 
     # -- reading -----------------------------------------------------------------------
     def belief(self, chain: Chain, kind: str, prop: str | None = None) -> Belief:
@@ -223,23 +338,37 @@ class OracleState:
         if not chain:
             return Belief(self.location if kind == "location" else self.properties[prop])  # type: ignore[index]
         if chain not in self.location_beliefs:
-            raise KeyError(f"chain {list(chain)} is deeper than the state's depth {self.max_depth}")
+            raise KeyError(f"chain {list(chain)} is not tracked by this state")
         if kind == "location":
             return self.location_beliefs[chain]
         return self.property_beliefs[chain][prop]  # type: ignore[index]
 
 
-def replay(world: World, max_depth: int = 4) -> OracleState:
+def _check_chain(world: World, chain: Chain) -> None:
+    if len(chain) > MAX_DEPTH:
+        raise OracleInputError(
+            f"a chain of depth {len(chain)} is deeper than the maximum, {MAX_DEPTH}",
+            where="questions")
+    for a in chain:
+        if a not in world.agents:
+            raise OracleInputError(f"unknown agent {a!r} in chain", where="questions")
+    for a, b in zip(chain, chain[1:], strict=False):
+        if a == b:
+            raise OracleInputError(f"chain repeats {a} twice in a row", where="questions")
+
+
+def replay(world: World, max_depth: int = 4, only: Iterable[Chain] | None = None) -> OracleState:
     """Apply every event of ``world`` in order; raises on the first illegal one."""
-    state = OracleState.initial(world, max_depth)
+    state = OracleState.initial(world, max_depth, only)
     for i, event in enumerate(world.events):
         state.apply(event, i)
     return state
 
 
-def trace(world: World, max_depth: int = 4) -> Iterator[tuple[int, frozenset[str], OracleState]]:
+def trace(world: World, max_depth: int = 4,
+          only: Iterable[Chain] | None = None) -> Iterator[tuple[int, frozenset[str], OracleState]]:
     """Yield ``(event index, perceivers, state after it)``; the state object is reused."""
-    state = OracleState.initial(world, max_depth)
+    state = OracleState.initial(world, max_depth, only)
     for i, event in enumerate(world.events):
         who = state.apply(event, i)
         yield i, who, state

@@ -17,6 +17,12 @@ from typing import Any
 
 EVENT_TYPES = ("leave", "enter", "sleep", "wake", "move", "whisper", "peek", "change")
 QUESTION_KINDS = ("location", "property")
+#: How a listener weighs a whisper against what they saw (SEMANTICS.md, "Testimony").
+TESTIMONY_POLICIES = ("latest", "fresher_access")
+#: What agents believe before the first event (SEMANTICS.md, "Opening").
+OPENING_POLICIES = ("common_ground", "unknown")
+#: Events that may be watched secretly or missed unnoticed (SEMANTICS.md, "Perception").
+WATCHED_EVENTS = ("move", "change")
 Value = str | int | float | bool
 
 # Fields each event type takes in JSON, beyond "type" (whisper's actor is "speaker").
@@ -30,6 +36,8 @@ _EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "peek": ("agent",),
     "change": ("agent", "property", "value", "visible"),
 }
+# Optional fields: who secretly watched a move or change, and who missed it unnoticed.
+_OPTIONAL_FIELDS = ("hidden_observers", "missed_by")
 
 
 class OracleInputError(ValueError):
@@ -49,7 +57,11 @@ class OracleInputError(ValueError):
 
 @dataclass(frozen=True)
 class Event:
-    """One event.  ``actor`` is the agent who acts (the speaker of a whisper)."""
+    """One event.  ``actor`` is the agent who acts (the speaker of a whisper).
+
+    ``hidden_observers`` secretly watch a move or change (nobody knows they saw it);
+    ``missed_by`` are present, awake agents who miss it while everyone thinks they saw it.
+    """
 
     type: str
     actor: str
@@ -59,12 +71,17 @@ class Event:
     property: str | None = None
     value: Value | None = None
     visible: bool | None = None
+    hidden_observers: tuple[str, ...] = ()
+    missed_by: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, as ``cogrsi oracle answer`` reads it."""
         out: dict[str, Any] = {"type": self.type}
         for name in _EVENT_FIELDS[self.type]:
             out[name] = self.actor if name in ("agent", "speaker") else getattr(self, name)
+        for name in _OPTIONAL_FIELDS:
+            if getattr(self, name):
+                out[name] = list(getattr(self, name))
         return out
 
     @classmethod
@@ -77,13 +94,22 @@ class Event:
                 f"unknown event type {etype!r}; expected one of {EVENT_TYPES}", index
             )
         wanted = _EVENT_FIELDS[etype]
+        optional = _OPTIONAL_FIELDS if etype in WATCHED_EVENTS else ()
         missing = [k for k in wanted if k not in raw]
-        extra = sorted(set(raw) - set(wanted) - {"type"})
+        extra = sorted(set(raw) - set(wanted) - set(optional) - {"type"})
         if missing:
             raise OracleInputError(f"{etype} event lacks field(s) {missing}", index)
         if extra:
             raise OracleInputError(f"{etype} event has unknown field(s) {extra}", index)
-        kwargs = {k: raw[k] for k in wanted if k not in ("agent", "speaker")}
+        kwargs: dict[str, Any] = {k: raw[k] for k in wanted if k not in ("agent", "speaker")}
+        for name in optional:
+            if name in raw:
+                names = raw[name]
+                if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+                    raise OracleInputError(f"field {name!r} must be a list of agent names", index)
+                if len(set(names)) != len(names):
+                    raise OracleInputError(f"field {name!r} names an agent twice", index)
+                kwargs[name] = tuple(names)
         actor = raw["speaker"] if etype == "whisper" else raw["agent"]
         for name in ("to", "listener", "location", "property"):
             if name in kwargs and not isinstance(kwargs[name], str):
@@ -154,9 +180,28 @@ class World:
     open_containers: frozenset[str] = frozenset()
     room: str = "room"
     questions: tuple[Question, ...] = field(default=(), compare=False)
+    hidden_properties: frozenset[str] = frozenset()
+    known_liars: frozenset[str] = frozenset()
+    reveal_lies: bool = False
+    testimony: str = "latest"
+    opening: str = "common_ground"
 
     def __post_init__(self) -> None:
+        # A property first changed as hidden is hidden for the whole story, so a prefix of
+        # the events (``replace(world, events=...)``) keeps its visibility.
+        first: dict[str, bool] = {}
+        for e in self.events:
+            if e.type == "change" and isinstance(e.property, str):
+                first.setdefault(e.property, bool(e.visible))
+        hidden = {p for p, visible in first.items() if not visible}
+        if not hidden <= self.hidden_properties:
+            object.__setattr__(self, "hidden_properties", self.hidden_properties | hidden)
         self._check()
+
+    @property
+    def visibility(self) -> dict[str, bool]:
+        """Each property's visibility (a fact of the world, not of a prefix of its events)."""
+        return {p: p not in self.hidden_properties for p, _ in self.properties}
 
     def _check(self) -> None:
         where = "world"
@@ -182,6 +227,18 @@ class World:
         names = [p for p, _ in self.properties]
         if len(set(names)) != len(names):
             raise OracleInputError("duplicate property names", where="initial")
+        for name in self.hidden_properties:
+            if name not in names:
+                raise OracleInputError(f"hidden property {name!r} is not a property", where=where)
+        for name in self.known_liars:
+            if name not in self.agents:
+                raise OracleInputError(f"known liar {name!r} is not an agent", where=where)
+        if self.testimony not in TESTIMONY_POLICIES:
+            raise OracleInputError(
+                f"testimony {self.testimony!r}; expected one of {TESTIMONY_POLICIES}", where=where)
+        if self.opening not in OPENING_POLICIES:
+            raise OracleInputError(
+                f"opening {self.opening!r}; expected one of {OPENING_POLICIES}", where=where)
 
     @property
     def initial_properties(self) -> dict[str, Value]:
@@ -205,6 +262,15 @@ class World:
             out["open_containers"] = [c for c in self.containers if c in self.open_containers]
         if self.room != "room":
             out["room"] = self.room
+        if self.hidden_properties:
+            out["hidden_properties"] = [p for p, _ in self.properties
+                                        if p in self.hidden_properties]
+        if self.known_liars:
+            out["known_liars"] = [a for a in self.agents if a in self.known_liars]
+        if self.reveal_lies:
+            out["reveal_lies"] = True
+        out["testimony"] = self.testimony
+        out["opening"] = self.opening
         if self.questions:
             out["questions"] = [q.to_dict() for q in self.questions]
         return out
@@ -218,7 +284,8 @@ class World:
         if not isinstance(raw, dict):
             raise OracleInputError("the top level must be a JSON object", where="world")
         known = {"agents", "containers", "object", "initial", "events", "questions",
-                 "open_containers", "room"}
+                 "open_containers", "room", "hidden_properties", "known_liars", "reveal_lies",
+                 "testimony", "opening"}
         extra = sorted(set(raw) - known)
         if extra:
             raise OracleInputError(f"unknown field(s) {extra}", where="world")
@@ -251,6 +318,11 @@ class World:
         room = raw.get("room", "room")
         if not isinstance(room, str):
             raise OracleInputError("'room' must be a string", where="world")
+        for key in ("testimony", "opening"):
+            if not isinstance(raw.get(key, ""), str):
+                raise OracleInputError(f"{key!r} must be a string", where="world")
+        if not isinstance(raw.get("reveal_lies", False), bool):
+            raise OracleInputError("'reveal_lies' must be true or false", where="world")
         return cls(
             agents=tuple(agents),
             containers=tuple(containers),
@@ -263,6 +335,12 @@ class World:
             open_containers=frozenset(_names(raw.get("open_containers", []), "open_containers")),
             room=room,
             questions=tuple(Question.from_dict(q, i) for i, q in enumerate(questions)),
+            hidden_properties=frozenset(
+                _names(raw.get("hidden_properties", []), "hidden_properties")),
+            known_liars=frozenset(_names(raw.get("known_liars", []), "known_liars")),
+            reveal_lies=raw.get("reveal_lies", False),
+            testimony=raw.get("testimony", "latest"),
+            opening=raw.get("opening", "common_ground"),
         )
 
     @classmethod

@@ -107,6 +107,10 @@ EVAL_NARRATIVE = Templates(
     think="believe",
     thinks_link="that {agent} believes",
     numbered=True,
+    watched="Unseen, {agent} was watching from just outside the {room}.",
+    missed="{agent} happened to glance away and saw none of it, unnoticed by the others.",
+    known_liar="All of them are aware that {agent} tells falsehoods.",
+    lie_revealed="(That was untrue, and {agent} knew it.)",
 )
 
 EVAL_CHAT = Templates(
@@ -132,6 +136,10 @@ EVAL_CHAT = Templates(
     think="believe",
     thinks_link="that {agent} believes",
     numbered=False,
+    watched="({agent} was quietly lurking and saw this; nobody was aware)",
+    missed="({agent} scrolled past without seeing it; the others assumed otherwise)",
+    known_liar="[the channel knows {agent} makes things up]",
+    lie_revealed="(that message from {agent} was knowingly false)",
 )
 
 EVAL = Lexicon(

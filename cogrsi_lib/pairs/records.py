@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cogrsi_lib.oracle.lies import lie_condition
 from cogrsi_lib.pairs.generate import Pair, generate_split
 from cogrsi_lib.pairs.lexicon import SPLITS
 from cogrsi_lib.pairs.variants import FORMS, VARIANTS
@@ -44,6 +45,9 @@ SCHEMA: dict[str, pl.DataType] = {
     "initial": pl.Utf8,
     "false_belief": pl.Boolean,
     "options": pl.List(pl.Utf8),
+    "lie_condition": pl.Utf8,
+    "testimony": pl.Utf8,
+    "opening": pl.Utf8,
 }
 
 
@@ -79,6 +83,9 @@ def pair_rows(pair: Pair) -> list[dict]:
             "initial": v.world.location,
             "false_belief": v.gold.false_belief,
             "options": list(v.world.containers),
+            "lie_condition": lie_condition(v.world),
+            "testimony": v.world.testimony,
+            "opening": v.world.opening,
         })
     return rows
 

@@ -22,11 +22,13 @@
 ; Access semantics (the oracle's, where it has a rule):
 ;   * (seen ?x ?o ?c) is x's latest sight of o: it was in c.  A new sight replaces the old one
 ;     (the delete of a conditional effect is applied before the add).  Who sees: every awake
-;     agent in the room for drop and open, the peeker alone for peek.
+;     agent in the room for drop and open, the peeker alone for peek, and an agent who
+;     arrives (move) or wakes next to an open container.
 ;   * (noticed ?x ?o ?p ?v): the value of property p of o that x last perceived.  A change is
-;     perceived by every awake agent in the room, visible property or not; arriving (move) or
-;     waking next to an open container shows its contents' visible properties (the oracle's
-;     late view), never their location; open shows both.
+;     perceived by every awake agent in the room, visible property or not.  Seeing an object
+;     (drop, peek, open, arriving or waking next to an open container) shows its visible
+;     properties too (semantics v2: seeing the object shows its location and visible
+;     properties).
 ;   * (heard ?x ?u): x heard u.  tell and ask are heard by speaker and addressee, and by every
 ;     awake agent in the room unless the utterance is private (a whisper).
 ; Conditional effects are evaluated in the state before the action; their deletes are applied
@@ -52,12 +54,16 @@
     (noticed ?a - agent ?o - obj ?p - prop ?v - value)
     (visible ?p - prop))                        ; p can be seen by looking
 
-  ; An agent walks from one location to another; arriving next to an open container shows the
-  ; visible properties of what lies in it.
+  ; An agent walks from one location to another; arriving next to an open container shows
+  ; where what lies in it is, and its visible properties.
   (:action move
     :parameters (?a - agent ?from - loc ?to - loc)
     :precondition (and (at ?a ?from) (not (asleep ?a)) (not (= ?from ?to)))
     :effect (and (not (at ?a ?from)) (at ?a ?to)
+      (forall (?o - obj ?c - obj ?d - obj)
+        (when (and (in ?o ?c) (at ?c ?to) (opened ?c) (seen ?a ?o ?d)) (not (seen ?a ?o ?d))))
+      (forall (?o - obj ?c - obj)
+        (when (and (in ?o ?c) (at ?c ?to) (opened ?c)) (seen ?a ?o ?c)))
       (forall (?o - obj ?c - obj ?p - prop ?v - value ?w - value)
         (when (and (in ?o ?c) (at ?c ?to) (opened ?c) (visible ?p) (has ?o ?p ?v)
                    (noticed ?a ?o ?p ?w))
@@ -98,7 +104,8 @@
     :precondition (and (at ?a ?l) (not (asleep ?a)) (at ?c ?l) (in ?o ?c) (not (= ?o ?c)))
     :effect (and (not (in ?o ?c)) (holding ?a ?o)))
 
-  ; Putting a held object into a container; every awake agent in the room sees where it went.
+  ; Putting a held object into a container; every awake agent in the room sees where it went
+  ; and the object's visible properties.
   (:action drop
     :parameters (?a - agent ?o - obj ?c - obj ?l - loc)
     :precondition (and (at ?a ?l) (not (asleep ?a)) (holding ?a ?o) (container ?c)
@@ -109,7 +116,14 @@
               (not (seen ?x ?o ?d))))
       (forall (?x - agent)
         (when (and (at ?x ?l) (not (asleep ?x)))
-              (seen ?x ?o ?c)))))
+              (seen ?x ?o ?c)))
+      (forall (?x - agent ?p - prop ?v - value ?w - value)
+        (when (and (visible ?p) (has ?o ?p ?v) (noticed ?x ?o ?p ?w) (at ?x ?l)
+                   (not (asleep ?x)))
+              (not (noticed ?x ?o ?p ?w))))
+      (forall (?x - agent ?p - prop ?v - value)
+        (when (and (visible ?p) (has ?o ?p ?v) (at ?x ?l) (not (asleep ?x)))
+              (noticed ?x ?o ?p ?v)))))
 
   ; Speaker s asks addressee h (utterance u).  Heard as tell is.
   (:action ask
@@ -139,11 +153,16 @@
     :precondition (and (at ?a ?l) (not (asleep ?a)))
     :effect (asleep ?a))
 
-  ; Waking next to an open container shows the visible properties of what lies in it.
+  ; Waking next to an open container shows where what lies in it is, and its visible
+  ; properties.
   (:action wake
     :parameters (?a - agent ?l - loc)
     :precondition (and (at ?a ?l) (asleep ?a))
     :effect (and (not (asleep ?a))
+      (forall (?o - obj ?c - obj ?d - obj)
+        (when (and (in ?o ?c) (at ?c ?l) (opened ?c) (seen ?a ?o ?d)) (not (seen ?a ?o ?d))))
+      (forall (?o - obj ?c - obj)
+        (when (and (in ?o ?c) (at ?c ?l) (opened ?c)) (seen ?a ?o ?c)))
       (forall (?o - obj ?c - obj ?p - prop ?v - value ?w - value)
         (when (and (in ?o ?c) (at ?c ?l) (opened ?c) (visible ?p) (has ?o ?p ?v)
                    (noticed ?a ?o ?p ?w))
@@ -152,7 +171,8 @@
         (when (and (in ?o ?c) (at ?c ?l) (opened ?c) (visible ?p) (has ?o ?p ?v))
               (noticed ?a ?o ?p ?v)))))
 
-  ; Looking into a container alone: only the peeker sees where its contents are.
+  ; Looking into a container alone: only the peeker sees where its contents are, and their
+  ; visible properties.
   (:action peek
     :parameters (?a - agent ?c - obj ?l - loc)
     :precondition (and (at ?a ?l) (not (asleep ?a)) (container ?c) (at ?c ?l))
@@ -160,7 +180,13 @@
       (forall (?o - obj ?d - obj)
         (when (and (in ?o ?c) (seen ?a ?o ?d)) (not (seen ?a ?o ?d))))
       (forall (?o - obj)
-        (when (in ?o ?c) (seen ?a ?o ?c)))))
+        (when (in ?o ?c) (seen ?a ?o ?c)))
+      (forall (?o - obj ?p - prop ?v - value ?w - value)
+        (when (and (in ?o ?c) (visible ?p) (has ?o ?p ?v) (noticed ?a ?o ?p ?w))
+              (not (noticed ?a ?o ?p ?w))))
+      (forall (?o - obj ?p - prop ?v - value)
+        (when (and (in ?o ?c) (visible ?p) (has ?o ?p ?v))
+              (noticed ?a ?o ?p ?v)))))
 
   ; Changing a property of an object in reach (held, or in a container in the room); every
   ; awake agent in the room perceives the new value.

@@ -6,8 +6,9 @@ cross-check that the two formal models agree where they overlap (PDDL-Mind §5.1
 utterance) and maps each event to actions (see the table in ``domain.pddl``; a move is a grab
 then a drop). The opening state is common ground in the oracle, so every agent starts with
 ``seen`` and ``noticed`` facts for the true location and property values. A property is
-``visible`` when its change events say so (the oracle's rule; one never changed shows nothing
-on a late view, and never needs to, since every belief about it is still the opening value).
+``visible`` unless the world declares it hidden (``World.visibility``). The two models overlap
+on worlds with the default policies and no secret observer or unnoticed miss (the domain
+has no way to say either); :func:`gold_pddl` refuses other worlds.
 
 :func:`cross_check` replays the world in the oracle and executes the gold actions, and after
 each event compares: where the object is and that nobody holds it, who is present and asleep,
@@ -95,6 +96,10 @@ def _prop_values(world: World) -> dict[str, list[Value]]:
 
 def gold_pddl(world: World) -> GoldPDDL:
     """The world's problem file (its opening state) and its events as gold actions."""
+    if any(e.hidden_observers or e.missed_by for e in world.events):
+        raise OracleMapError("a secret observer or an unnoticed miss has no PDDL action")
+    if world.opening != "common_ground":
+        raise OracleMapError("the predefined domain starts from common ground only")
     agent = {a: pddl_name(a) for a in world.agents}
     container = {c: pddl_name(c) for c in world.containers}
     obj, room = pddl_name(world.object), pddl_name(world.room)
@@ -108,7 +113,7 @@ def gold_pddl(world: World) -> GoldPDDL:
     if len(set(names)) != len(names) or distinct_values & set(names):
         raise OracleMapError(f"names clash once written in PDDL: {sorted(names)}")
 
-    visible = {e.property for e in world.events if e.type == "change" and e.visible}
+    visible = {p for p, shown in world.visibility.items() if shown}
     lines: list[str] = []
     for a in world.agents:
         lines.append(f"(at {agent[a]} {room if a in world.present else OUTSIDE})")
@@ -258,6 +263,8 @@ def cross_check(world: World, domain: CompiledDomain | None = None) -> list[Mism
         if event.type in ("move", "peek"):
             for a in who:
                 sight[a] = ost.location
+        if (i, "view") in ost.observation_log[event.actor]:  # joined the view of it
+            sight[event.actor] = ost.location
         if event.type == "whisper":
             for a in who:
                 heard[a].append(i)

@@ -131,6 +131,22 @@ CELLS = [
      "if check_expected:\n"
      "    audit.check_expected(expected)\n"
      "expected"),
+    ("markdown", "## Testimony policies\n\nThe oracle's `testimony` policy decides whether a "
+     "listener takes a whisper against their own sight: `latest` (the default) or "
+     "`fresher_access` (only from a speaker who saw the object later; Hi-ToM's released rule). "
+     "The same worlds under each policy: how many gold answers differ, and the hand-written "
+     "rules' verdicts (their fixed translations; the audit's and the loops' bank) under each "
+     "(`cogrsi_lib/audit/policies.py`)."),
+    ("code", "from cogrsi_lib.loops.symbolic import BANK_RULES\n"
+     "policy_samples = audit.policy_samples(sample)\n"
+     "gold_diff = audit.gold_difference_table(policy_samples)\n"
+     "write_table(gold_diff, out / 'policy_gold_differences',\n"
+     "            title='Audit questions whose gold answer differs between testimony policies')\n"
+     "policy_verdicts = audit.policy_verdict_table(policy_samples, config,\n"
+     "                                             audit.RULES + BANK_RULES)\n"
+     "write_table(policy_verdicts, out / 'policy_verdicts',\n"
+     "            title='Hand-written rules: verdicts under each testimony policy')\n"
+     "policy_verdicts"),
     ("markdown", "## Shared counterexamples\n\nEvery shared counterexample with its world's event "
      "types; `outside_exploretom` marks worlds with sleeping, whispering or peeking, which "
      "ExploreToM never contains (§5.4)."),

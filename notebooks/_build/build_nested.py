@@ -27,7 +27,7 @@ CELLS = [
      "from cogrsi_lib.nested import (\n"
      "    ADVERSARIAL, NestedConfig, baseline_curves, baseline_table, baseline_wide, depth_chart,\n"
      "    edit_table, generate, generation_table, integrity_table, item_table, oracle_replies,\n"
-     "    require, score, strata_table, write_items_jsonl,\n"
+     "    require, score, strata_table, whisper_table, write_items_jsonl,\n"
      ")\n"
      "from cogrsi_lib.pipeline import resolve_out_dir\n"
      "from cogrsi_lib.reports import save_chart, write_json, write_table"),
@@ -50,6 +50,20 @@ CELLS = [
      "write_table(strata, out / 'strata', title='Items by depth, partition and source of the "
      "answer, with the share of each phenomenon')\n"
      "strata"),
+    ("markdown", "## Lie conditions and whispers (oracle semantics v2)\n\n"
+     "Worlds with a lie are told as an unlabelled lie, a known liar or a revealed lie "
+     "(plan §5.4), scored separately below. A whisper now reaches every chain over its two "
+     "agents: the deep adversarial items whose answer a whisper fixed, and those a later "
+     "whisper over the chain's agents should have overwritten (v1's incoherent items), "
+     "beside v1's recorded counts (`cogrsi_lib/nested/whispers.py`)."),
+    ("code", "lies = item_table(items).group_by('lie_condition', 'depth', 'partition').len()"
+     ".sort('lie_condition', 'depth', 'partition')\n"
+     "write_table(lies, out / 'lie_conditions', title='Items per lie condition, depth and "
+     "partition')\n"
+     "whispers = whisper_table(items)\n"
+     "write_table(whispers, out / 'whisper_depth', title='Adversarial R3/R4 items decided by a "
+     "whisper, and items a later whisper should have changed: semantics v1 (recorded) and v2')\n"
+     "whispers"),
     ("markdown", "## Shortcut baselines\n\nAccuracy of each heuristic per depth. Empty cells: "
      "the heuristic is the task itself there (first-order at R1, reality at R0). "
      "`exclusion` (first option no shallower question gives) is reported but is not a "
@@ -75,6 +89,8 @@ CELLS = [
      "write_json(oracle_score.summary(), out / 'oracle_score.json')\n"
      "write_table(oracle_score.by_depth, out / 'oracle_by_depth', title='Oracle scorecard by "
      "depth')\n"
+     "write_table(oracle_score.by_lie_condition, out / 'oracle_by_lie_condition', "
+     "title='Oracle accuracy by lie condition')\n"
      "oracle_score.by_depth"),
     ("markdown", "## Gate A (plan §16) and the deepest-level edit (§5.7)\n\n"
      "Every adversarial item should admit an edit of the event behind its answer that "

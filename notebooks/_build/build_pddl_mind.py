@@ -58,8 +58,9 @@ from cogrsi_lib.stats import chance_table
 
 out = resolve_out_dir(out_dir, "pddl_mind")
 tally = start_tally()  # every model call of this stage, by prompt family
+# no secret observers or unnoticed misses: the predefined domain has no action for them
 cfg = SamplerConfig(min_agents=min_agents, max_agents=max_agents, min_events=min_events,
-                    max_events=max_events)"""),
+                    max_events=max_events, p_hidden_observer=0.0, p_missed=0.0)"""),
     ("markdown", """\
 ## Cross-check with the oracle
 

@@ -14,7 +14,7 @@ from cogrsi_lib.audit import (
     scripted_translator,
 )
 from cogrsi_lib.audit.audit import AuditConfig
-from cogrsi_lib.audit.handwritten import ABSENT_OR_ASLEEP, NO_TRANSLATION, fenced
+from cogrsi_lib.audit.handwritten import NO_TRANSLATION, NOTHING_REACHED, fenced
 from cogrsi_lib.audit.translate import API_TEXT, translation_format
 from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
 
@@ -97,7 +97,7 @@ def test_a_reply_cut_by_the_cap_is_recorded_as_capped():
 
 
 def test_recompile_with_a_larger_cap_keeps_both_verdicts(sample):
-    rule = ABSENT_OR_ASLEEP
+    rule = NOTHING_REACHED
     wordy = fenced("# I will reason about every event first.\n" * 60 + rule.code_b)
 
     def respond(job):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cogrsi_lib.audit import RULES, audit_rule
-from cogrsi_lib.audit.handwritten import ABSENT_OR_ASLEEP, BOX_D, IN_ROOM, NEVER
+from cogrsi_lib.audit.handwritten import BOX_D, IN_ROOM, NEVER, NOTHING_REACHED
 from cogrsi_lib.audit.sandbox import RunResult
 from cogrsi_lib.audit.verdict import VerdictConfig, decide
 from cogrsi_lib.oracle import OracleState, Question, answer_all
@@ -79,7 +79,7 @@ def _chain_b(sample, qid):
 
 
 def test_the_correct_rule_is_valid_with_full_agreement(audits):
-    v = audits[ABSENT_OR_ASLEEP.rule_id].verdict
+    v = audits[NOTHING_REACHED.rule_id].verdict
     assert v.n_shared_counterexamples == 0 and v.agreement == 1.0 and v.n_both > 50
     assert v.decided
 

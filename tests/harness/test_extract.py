@@ -57,10 +57,14 @@ def test_every_template_line_parses_to_its_event(seed: int, style: int) -> None:
                     "open",
                     "has_property",
                     "asleep",
+                    "known_liar",
                 ), line.text
                 continue
             e = world.events[line.event]
             _check_event_line(line.text, e, where)
+            ev = parse_line(line.text)
+            assert ev is not None
+            assert (ev.hidden_observers, ev.missed_by) == (e.hidden_observers, e.missed_by)
             if e.type == "move":
                 where = e.to
 

@@ -153,7 +153,8 @@ def test_whisper_follows_the_oracle_rule() -> None:
     assert mem.query(("Anne", "Bob"), "marble").value == "tray"
     assert mem.query(("Bob", "Anne"), "marble").value == "tray"
     assert mem.query(("Anne",), "marble").value == "box"  # the liar keeps her belief
-    assert mem.query(("Anne", "Bob", "Anne"), "marble").value == "box"  # depth 3 unchanged
+    assert mem.query(("Anne", "Bob", "Anne"), "marble").value == "tray"  # every depth
+    assert mem.query(("Carl", "Bob"), "marble").value == "basket"  # a bystander learns nothing
     assert mem.query(("Anne",), "marble").attitude == "knows"
     assert mem.query(("Bob",), "marble").attitude == "believes"
 
@@ -245,7 +246,7 @@ def test_asleep_agent_world_presence_vs_gold_is_measured() -> None:
     )
 
 
-def test_late_view_sets_only_the_viewer_and_visible_properties() -> None:
+def test_entering_with_the_object_in_view_joins_the_common_view() -> None:
     world = _world(
         [
             Event("leave", "Bob"),
@@ -257,7 +258,7 @@ def test_late_view_sets_only_the_viewer_and_visible_properties() -> None:
     )
     mem = _memory(world)
     assert mem.query(("Bob",), "marble", "color").value == "blue"
-    assert mem.query(("Anne", "Bob"), "marble", "color").value == "red"
+    assert mem.query(("Anne", "Bob"), "marble", "color").value == "blue"  # Anne saw him see it
     assert mem.query(("Bob",), "marble", "color").source == "saw"
 
 

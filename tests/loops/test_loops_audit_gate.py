@@ -23,7 +23,7 @@ from cogrsi_lib.loops.slot import Scorer
 from .helpers import TableSystem, pool, routing_builder
 
 audit = pytest.importorskip("cogrsi_lib.audit.gate", reason="cogrsi_lib.audit is not available")
-from cogrsi_lib.audit.handwritten import ABSENT_OR_ASLEEP, IN_ROOM  # noqa: E402
+from cogrsi_lib.audit.handwritten import IN_ROOM, NOTHING_REACHED  # noqa: E402
 
 SCRIPTED = {"n_worlds": 150, "seed": 7,
             "translators": [{"name": "A", "llm": {"backend": "scripted"}},
@@ -44,14 +44,14 @@ def split(text: str) -> tuple[str, str]:
 def test_the_audit_gate_rejects_an_invalid_rule_and_passes_a_valid_one(gate):
     bad = gate.check(CandidateView("p", IN_ROOM.text, "add"), "")
     assert not bad.passed and bad.record["verdict"] == "invalid" and bad.gain is None
-    good = gate.check(CandidateView("p", ABSENT_OR_ASLEEP.text, "add"), "")
+    good = gate.check(CandidateView("p", NOTHING_REACHED.text, "add"), "")
     assert good.passed and good.record["verdict"] == "valid"
     assert gate.check(CandidateView("p", "", "retire"), "").passed  # nothing written
 
 
 def test_audit_library_arm_blocks_the_invalid_rule(tmp_path, gate):
     bad_c, bad_r = split(IN_ROOM.text)
-    good_c, good_r = split(ABSENT_OR_ASLEEP.text)
+    good_c, good_r = split(NOTHING_REACHED.text)
     replies = {"g1": json.dumps({"diagnosis": "d", "operation": "add", "entry": None,
                                  "condition": bad_c, "rule": bad_r}),
                "g2": json.dumps({"diagnosis": "d", "operation": "add", "entry": None,
@@ -74,11 +74,11 @@ def test_audit_library_arm_blocks_the_invalid_rule(tmp_path, gate):
     cands = res.table("candidates")
     assert res.table("replies")["status"].to_list() == ["ok"] * 3, res.table("replies")
     bad = cands.filter(pl.col("written") == IN_ROOM.text).row(0, named=True)
-    good = cands.filter(pl.col("written") == ABSENT_OR_ASLEEP.text).row(0, named=True)
-    assert cands.filter(pl.col("written") == ABSENT_OR_ASLEEP.text).height == 2
+    good = cands.filter(pl.col("written") == NOTHING_REACHED.text).row(0, named=True)
+    assert cands.filter(pl.col("written") == NOTHING_REACHED.text).height == 2
     assert bad["mean_gain"] > good["mean_gain"] >= 3.0
     assert bad["reason"] == "gate" and not bad["admitted"]
-    assert good["admitted"] and res.principle == f"(1) {ABSENT_OR_ASLEEP.text}"
+    assert good["admitted"] and res.principle == f"(1) {NOTHING_REACHED.text}"
     audit_rec = [g for g in json.loads(bad["gates_json"]) if g["gate"] == "audit"][0]
     assert audit_rec["record"]["verdict"] == "invalid"
 

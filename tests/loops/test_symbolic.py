@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cogrsi_lib.audit import sample_audit_worlds
 from cogrsi_lib.audit.audit import AuditConfig
-from cogrsi_lib.audit.handwritten import ABSENT_OR_ASLEEP, IN_ROOM, MISSED_MOVE
+from cogrsi_lib.audit.handwritten import IN_ROOM, MISSED_MOVE, NOTHING_REACHED
 from cogrsi_lib.audit.registration_study import (
     REASONS,
     StudyConfig,
@@ -32,7 +32,7 @@ from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.principles import format_rule_library, parse_rule_library
 
 ITEMS = oracle_dev_items(40, seed=5)
-VALID = [BANK_BY_TEXT[t] for t in (ABSENT_OR_ASLEEP.text, BANK_RULES[1].text)]
+VALID = [BANK_BY_TEXT[t] for t in (NOTHING_REACHED.text,)]
 
 
 def lib(*texts: str) -> str:
@@ -82,17 +82,17 @@ def test_first_applicable_entry_answers() -> None:
     item = with_gold(world_item(ASLEEP_WORLD, ["Anne"]), "basket")
     reader = SymbolicReader()
     # in_room (A) applies to Anne (in the room, asleep) and answers the true location
-    first = reader.with_principle(lib(IN_ROOM.text, ABSENT_OR_ASLEEP.text)).answer_batch([item])
+    first = reader.with_principle(lib(IN_ROOM.text, NOTHING_REACHED.text)).answer_batch([item])
     assert first[0].answer_text == "box" and first[0].extra["entry"] == 1
     assert first[0].correct is False
-    second = reader.with_principle(lib(ABSENT_OR_ASLEEP.text, IN_ROOM.text)).answer_batch([item])
+    second = reader.with_principle(lib(NOTHING_REACHED.text, IN_ROOM.text)).answer_batch([item])
     assert second[0].answer_text == "basket" and second[0].extra["entry"] == 1
     assert second[0].correct is True
-    # a rule that does not apply is passed over: Bob saw the move, absent_or_asleep skips him
+    # a rule that does not apply is passed over: Bob saw the move, nothing_reached skips him
     bob = world_item(ASLEEP_WORLD, ["Bob"], "w-q1")
-    rec = reader.with_principle(lib(ABSENT_OR_ASLEEP.text, IN_ROOM.text)).answer_batch([bob])
+    rec = reader.with_principle(lib(NOTHING_REACHED.text, IN_ROOM.text)).answer_batch([bob])
     assert rec[0].answer_text == "box" and rec[0].extra["entry"] == 2
-    rec = reader.with_principle(lib(ABSENT_OR_ASLEEP.text)).answer_batch([bob])
+    rec = reader.with_principle(lib(NOTHING_REACHED.text)).answer_batch([bob])
     assert rec[0].extra == {"entry": None, "default": True}
 
 
@@ -100,7 +100,7 @@ def test_unknown_rule_texts_are_recorded_and_ignored() -> None:
     reader = SymbolicReader()
     unknown = "When the moon is full: everyone knows everything."
     item = world_item(ASLEEP_WORLD, ["Anne"])
-    rec = reader.with_principle(lib(unknown, ABSENT_OR_ASLEEP.text)).answer_batch([item])
+    rec = reader.with_principle(lib(unknown, NOTHING_REACHED.text)).answer_batch([item])
     assert rec[0].answer_text == "basket" and rec[0].extra["entry"] == 2
     assert unknown in reader.unknown
     reader.with_principle("Think about who saw what.").answer_batch([item])
@@ -121,7 +121,7 @@ def test_a_valid_rule_is_right_wherever_both_readings_apply_and_agree(seed: int,
                                                                        default: str) -> None:
     """Valid means no *shared* counterexample (CogRSI §4.3): where the two translations
     apply and give the same answer, that answer is the oracle's. One reading alone may be
-    wrong where the other disagrees with it (privately_told: B ignores peeks)."""
+    wrong where the other disagrees with it (e.g. a translation that ignores peeks)."""
     items = oracle_dev_items(4, seed=seed)
     runs = {r: SymbolicReader(reading=r, default=default).with_principle(lib(rule.text))
             .answer_batch(items) for r in ("A", "B")}
@@ -133,7 +133,7 @@ def test_a_valid_rule_is_right_wherever_both_readings_apply_and_agree(seed: int,
 def test_the_in_room_rule_lowers_accuracy_on_an_asleep_world() -> None:
     item = with_gold(world_item(ASLEEP_WORLD, ["Anne"]), "basket")  # the oracle's answer
     for reader, base in ((SymbolicReader(default="initial"), ""),
-                         (SymbolicReader(), lib(ABSENT_OR_ASLEEP.text))):
+                         (SymbolicReader(), lib(NOTHING_REACHED.text))):
         before = reader.with_principle(base).answer_batch([item])[0]
         after = reader.with_principle(lib(IN_ROOM.text, *parse_texts(base))).answer_batch(
             [item])[0]

@@ -16,29 +16,15 @@ def fast(n: int) -> settings:
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def known_view_divergence(world: World, q: Question, r: ref.RefAnswer, a: Answer) -> bool:
-    """The one accepted provenance difference (values agree): a late view *before* the
-    property's first change.  SEMANTICS.md says a property "keeps its visibility", so the
-    reference treats visibility as fixed for the whole story and records the view; the
-    oracle only knows the visibility once a change event has declared it and reports the
-    opening state.  The value is the opening value either way.
-    """
-    if q.kind != "property" or r.via != "view" or a.via != "initial" or a.source != -1:
-        return False
-    return not any(e.type == "change" and e.property == q.property
-                   for e in world.events[: r.source])
-
-
 def assert_agrees(world: World, q: Question, a: Answer) -> None:
     """The oracle's answer equals the reference's: value, reality, source and via."""
     r = ref.ref_answer(world, q)
     assert ref.same_value(a.value, r.value) and ref.same_value(a.reality, r.reality), (
         f"value disagreement on {q}: oracle {a}, reference {r}\n{world.to_json()}"
     )
-    if (a.source, a.via) != (r.source, r.via):
-        assert known_view_divergence(world, q, r, a), (
-            f"provenance disagreement on {q}: oracle {a}, reference {r}\n{world.to_json()}"
-        )
+    assert (a.source, a.via) == (r.source, r.via), (
+        f"provenance disagreement on {q}: oracle {a}, reference {r}\n{world.to_json()}"
+    )
 
 
 def ev(text: str) -> dict:

@@ -1,19 +1,23 @@
-"""An independent reference for the access oracle, written from ``SEMANTICS.md`` alone.
+"""An independent reference for the access oracle (v2), written from ``SEMANTICS.md`` alone.
 
 Style: no state object is carried forward.  Every question is answered by the
 "latest writer" rule: scan the events backwards and take the latest event that
-*writes* the asked chain; if none does, the opening value (common ground) holds.
+*writes* the asked chain; if none does, the opening value holds (``opening``).
 
-* a move (location) or a change (property) writes chain ``c`` when every agent of
-  ``c`` perceived it; perceivers are the agents present and awake just before it,
-  plus the actor;
-* a peek by X writes only ``(X,)``, with the location true at that moment;
-* a whisper S -> L of v writes exactly ``(L,)``, ``(S, L)`` and ``(L, S)``, with v;
-* a late view (X enters or wakes while the object is in an open container) writes
-  ``(X,)`` for every visible property, with its value at that moment.
+* a move writes chain ``c`` (location and visible properties) when ``c[0]`` actually
+  perceived it and ``c[1:]`` are public perceivers (co-presence); a change writes its
+  property the same way;
+* if the object lies in an open container after a move or a visible change, the chains
+  of present awake agents that co-presence did not select are written too ("view");
+* a peek by X writes only ``(X,)``: the location and visible properties at that moment;
+* a believed whisper S -> L of v writes every chain over {S, L} except ``(S,)``; a
+  whisper is not believed while the object is in view, from a known liar, or, under
+  ``fresher_access``, unless S's last sighting is later than L's;
+* an agent who enters or wakes while the object is in view: every chain of present awake
+  agents that contains them gets the location and visible properties ("view").
 
-Who is present or asleep, and where the object is, are recomputed from scratch for
-each event index (:func:`situation`).  This module must not import
+Who is present or asleep, where the object is and each agent's last sighting are
+recomputed from scratch for each event index.  This module must not import
 ``cogrsi_lib.oracle.state``; it imports only the plain data classes of ``world.py``.
 """
 
@@ -35,12 +39,16 @@ class Situation:
     location: str
     values: dict[str, Value]
 
+    @property
+    def awake(self) -> frozenset[str]:
+        return self.present - self.asleep
+
 
 @dataclass(frozen=True)
 class RefAnswer:
-    """The reference's answer: value, reality, the writing event (-1: opening) and how."""
+    """The reference's answer: value (None: no belief), reality, the writing event and how."""
 
-    value: Value
+    value: Value | None
     reality: Value
     source: int
     via: str
@@ -76,58 +84,113 @@ def situation(world: World, index: int) -> Situation:
     return Situation(frozenset(present), frozenset(asleep), location, values)
 
 
-def perceivers(world: World, index: int) -> frozenset[str]:
-    """Who perceives event ``index`` (SEMANTICS.md, "Events and who perceives them")."""
+def public_perceivers(world: World, index: int) -> frozenset[str]:
+    """Who everyone takes to have perceived event ``index``."""
     e = world.events[index]
     if e.type == "whisper":
         return frozenset({e.actor, e.listener})  # type: ignore[arg-type]
     if e.type == "peek":
         return frozenset({e.actor})
-    s = situation(world, index)
-    return frozenset(s.present - s.asleep) | {e.actor}
+    return situation(world, index).awake | {e.actor}
 
 
-def visibility(world: World, prop: str) -> bool | None:
-    """A property's visibility, as its change events declare it (None: never changed)."""
+def perceivers(world: World, index: int) -> frozenset[str]:
+    """Who actually perceives event ``index``: minus who missed it, plus secret observers."""
+    e = world.events[index]
+    return (public_perceivers(world, index) - set(e.missed_by)) | set(e.hidden_observers)
+
+
+def visibility(world: World, prop: str) -> bool:
+    """Declared hidden, or as its first change says; visible otherwise."""
+    if prop in world.hidden_properties:
+        return False
     for e in world.events:
         if e.type == "change" and e.property == prop:
             return bool(e.visible)
-    return None
+    return True
 
 
-def late_viewer(world: World, index: int) -> str | None:
-    """The agent who gets a late view at event ``index``, if any.
+def in_view(world: World, location: str) -> bool:
+    return location in world.open_containers
 
-    Enter or wake while the object lies in an open container (enter and wake do not
-    move the object, so the location before the event is the location at it).
-    """
+
+def knows_opening(world: World, chain: tuple[str, ...]) -> bool:
+    if world.opening == "common_ground":
+        return True
+    return set(chain) <= world.present - world.asleep
+
+
+def last_sighting(world: World, agent: str, index: int) -> int | None:
+    """The latest event index < ``index`` (or at it, for the object in view just before it)
+    at which ``agent`` saw the object; -1 for the opening; None if never."""
+    seen: int | None = INITIAL if knows_opening(world, (agent,)) else None
+    for j in range(index + 1):
+        before = situation(world, j)
+        if in_view(world, before.location) and agent in before.awake:
+            seen = j
+        if j == index:
+            break
+        e = world.events[j]
+        if (e.type == "move" and agent in perceivers(world, j)) or (
+                e.type == "peek" and e.actor == agent):
+            seen = j
+        after = situation(world, j + 1)
+        if in_view(world, after.location) and agent in after.awake:
+            seen = j
+    return seen
+
+
+def believed(world: World, index: int) -> bool:
+    """Does the listener take whisper ``index``?"""
     e = world.events[index]
-    if e.type not in ("enter", "wake"):
-        return None
-    if situation(world, index).location not in world.open_containers:
-        return None
-    return e.actor
+    if in_view(world, situation(world, index).location) or e.actor in world.known_liars:
+        return False
+    if world.testimony == "fresher_access":
+        spoke = last_sighting(world, e.actor, index)
+        heard = last_sighting(world, e.listener, index)  # type: ignore[arg-type]
+        return spoke is not None and (heard is None or spoke > heard)
+    return True
+
+
+def _co_present(world: World, index: int, c: tuple[str, ...]) -> bool:
+    return c[0] in perceivers(world, index) and set(c[1:]) <= public_perceivers(world, index)
 
 
 def _writes(world: World, index: int, q: Question) -> tuple[Value, str] | None:
     """The value event ``index`` writes into chain ``q.chain``, and how; None if it doesn't."""
     e = world.events[index]
     c = q.chain
-    if q.kind == "location":
-        if e.type == "move" and set(c) <= perceivers(world, index):
-            return e.to, "move"  # type: ignore[return-value]
-        if e.type == "peek" and c == (e.actor,):
-            return situation(world, index).location, "peek"
-        told = ((e.listener,), (e.actor, e.listener), (e.listener, e.actor))
-        if e.type == "whisper" and c in told:
-            return e.location, "whisper"  # type: ignore[return-value]
-        return None
+    before, after = situation(world, index), situation(world, index + 1)
     prop = q.property
-    if e.type == "change" and e.property == prop and set(c) <= perceivers(world, index):
-        return e.value, "change"  # type: ignore[return-value]
-    viewer = late_viewer(world, index)
-    if viewer is not None and c == (viewer,) and visibility(world, prop) is True:  # type: ignore[arg-type]
-        return situation(world, index).values[prop], "view"  # type: ignore[index]
+    if q.kind == "location":
+        shown: Value = after.location
+    elif visibility(world, prop):  # type: ignore[arg-type]
+        shown = after.values[prop]  # type: ignore[index]
+    else:
+        shown = None  # type: ignore[assignment]
+    in_view_after = in_view(world, after.location) and set(c) <= after.awake
+    if e.type == "move":
+        if _co_present(world, index, c) and shown is not None:
+            return shown, "move"
+        if in_view_after and shown is not None:
+            return shown, "view"
+    elif e.type == "peek":
+        if c == (e.actor,) and shown is not None:
+            return shown, "peek"
+    elif e.type == "whisper":
+        told = {e.actor, e.listener}
+        if q.kind == "location" and believed(world, index) and set(c) <= told \
+                and c != (e.actor,):
+            return e.location, "whisper"  # type: ignore[return-value]
+    elif e.type == "change":
+        if q.kind == "property" and e.property == prop:
+            if _co_present(world, index, c):
+                return e.value, "change"  # type: ignore[return-value]
+            if e.visible and in_view_after:
+                return e.value, "view"  # type: ignore[return-value]
+    elif (e.type in ("enter", "wake") and in_view(world, before.location) and e.actor in c
+          and in_view_after and shown is not None):
+        return shown, "view"
     return None
 
 
@@ -153,6 +216,8 @@ def ref_answer(world: World, q: Question) -> RefAnswer:
         written = _writes(world, i, q)
         if written is not None:
             return RefAnswer(written[0], truth, i, written[1])
+    if not knows_opening(world, q.chain):
+        return RefAnswer(None, truth, INITIAL, "unknown")
     opening = world.location if q.kind == "location" else dict(world.properties)[q.property]  # type: ignore[index]
     return RefAnswer(opening, truth, INITIAL, "initial")
 
@@ -190,11 +255,14 @@ def illegal_reason(world: World, index: int) -> str | None:
             return "unknown property"
         if same_value(s.values[e.property], e.value):  # type: ignore[arg-type]
             return "same value"
-        for earlier in world.events[:index]:
-            if earlier.type == "change" and earlier.property == e.property:
-                if earlier.visible != e.visible:
-                    return "visibility changed"
-                break
+        if visibility(world, e.property) != e.visible:  # type: ignore[arg-type]
+            return "visibility changed"
+    for h in e.hidden_observers:
+        if h not in world.agents or h in s.present:
+            return "hidden observer present"
+    for m in e.missed_by:
+        if m == a or m not in awake:
+            return "missed by someone who cannot"
     return None
 
 
@@ -209,7 +277,8 @@ def first_illegal(world: World) -> int | None:
 def legal_events(world: World, containers_said: tuple[str, ...] | None = None,
                  values: dict[str, tuple[Value, ...]] | None = None,
                  visible: dict[str, bool] | None = None) -> list[Event]:
-    """Every legal next event after ``world``'s events (for strategies that grow worlds).
+    """Every legal next event after ``world``'s events (for strategies that grow worlds),
+    without secret observers or onlookers who miss it (strategies add those).
 
     ``values``/``visible``: candidate values and the fixed visibility of each property.
     """

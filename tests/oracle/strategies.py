@@ -73,6 +73,10 @@ def opening_worlds(draw: st.DrawFn, max_agents: int = 5) -> World:
         properties=tuple((p, draw(st.sampled_from(PROPERTY_VALUES[p]))) for p in props),
         open_containers=frozenset(draw(st.sets(st.sampled_from(containers)))),
         room=draw(st.sampled_from(["room", "kitchen"])),
+        hidden_properties=frozenset(draw(st.sets(st.sampled_from(props))) if props else ()),
+        known_liars=frozenset(draw(st.sets(st.sampled_from(agents), max_size=1))),
+        testimony=draw(st.sampled_from(["latest", "fresher_access"])),
+        opening=draw(st.sampled_from(["common_ground", "unknown"])),
     )
 
 
@@ -84,7 +88,8 @@ def direct_worlds(draw: st.DrawFn, max_agents: int = 5, max_events: int = 14,
     Each property gets its own drawn visibility; ``types`` restricts the event types.
     """
     world = draw(opening_worlds(max_agents))
-    visible = {p: draw(st.booleans()) for p, _ in world.properties}
+    visible = {p: p not in world.hidden_properties and draw(st.booleans())
+               for p, _ in world.properties}
     n = draw(st.one_of(st.integers(0, max_events), st.just(max_events)))  # favour long stories
     events = []
     for _ in range(n):
@@ -96,6 +101,16 @@ def direct_worlds(draw: st.DrawFn, max_agents: int = 5, max_events: int = 14,
         # first the type, then the arguments, so rare types are not drowned by whispers
         etype = draw(st.sampled_from(sorted({e.type for e in options})))
         event = draw(st.sampled_from([e for e in options if e.type == etype]))
+        if etype in ("move", "change"):
+            situation = ref.situation(world, len(world.events))
+            absent = [a for a in world.agents if a not in situation.present]
+            onlookers = sorted(situation.awake - {event.actor})
+            event = replace(
+                event,
+                hidden_observers=tuple(draw(st.lists(st.sampled_from(absent), max_size=2,
+                                                     unique=True)) if absent else ()),
+                missed_by=tuple(draw(st.lists(st.sampled_from(onlookers), max_size=2,
+                                              unique=True)) if onlookers else ()))
         events.append(event)
         world = replace(world, events=tuple(events))
     return world

@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cogrsi_lib.oracle.cli import app
+from cogrsi_lib.oracle.state import MAX_DEPTH
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "oracle" / "issue_example.json"
 
@@ -197,12 +198,34 @@ HOSTILE_INPUTS = {
     "overflowing number": json.dumps(example()).replace('"red"', "1e400").encode(),
     "huge integer": json.dumps(example()).replace('"red"', "9" * 5000).encode(),
     "duplicate key": json.dumps(example())[:-1].encode() + b', "object": "ring"}',
-    "depth 12 over 8 agents": _with(
+    "a chain deeper than MAX_DEPTH": _with(
         agents=[f"A{i}" for i in range(8)],
         initial={"location": example()["initial"]["location"]},
-        events=[], questions=[{"kind": "location", "chain": [f"A{i % 2}" for i in range(12)]}],
+        events=[], questions=[{"kind": "location",
+                               "chain": [f"A{i % 2}" for i in range(MAX_DEPTH + 1)]}],
     ),
+    "unknown testimony policy": _with(testimony="loudest"),
+    "a hidden observer inside the room": _with(events=[
+        {"type": "move", "agent": "Anne", "to": "box", "hidden_observers": ["Sally"]}]),
 }
+
+
+def test_deep_chains_over_many_agents_are_answered_lazily() -> None:
+    """Only the asked chains and their prefixes are tracked: depth 12 and MAX_DEPTH over 8
+    agents (n (n-1)^(k-1) = 8 * 7^15 chains in all) are answered at once."""
+    agents = [f"A{i}" for i in range(8)]
+    events = [{"type": "leave", "agent": "A1"}, {"type": "move", "agent": "A0", "to": "box"},
+              {"type": "enter", "agent": "A1"},
+              {"type": "whisper", "speaker": "A0", "listener": "A1", "location": "box"}]
+    questions = [{"kind": "location", "chain": [agents[i % 2] for i in range(k)]}
+                 for k in (12, MAX_DEPTH)]
+    questions.append({"kind": "location", "chain": agents * 2})
+    raw = _with(agents=agents, initial={"location": "basket"}, events=events,
+                questions=questions)
+    result = runner.invoke(app, ["answer", "-"], input=raw)
+    assert result.exit_code == 0, result.stderr
+    # the whisper reaches every chain over {A0, A1}; A2.. never saw the move
+    assert json.loads(result.stdout) == ["box", "box", "basket"]
 
 
 @pytest.mark.parametrize("data", HOSTILE_INPUTS.values(), ids=HOSTILE_INPUTS.keys())

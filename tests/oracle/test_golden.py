@@ -1,4 +1,5 @@
-"""The hand-audited golden set (plan §5.8, Gate A): the oracle must reproduce all 100 items.
+"""The hand-audited golden set (plan §5.8, Gate A): the oracle must reproduce every item:
+the plan's 100 (20 per group R0-R3 and mixed) and 20 more for the rules of semantics v2.
 
 Each item of ``golden/golden.jsonl`` holds a world, one question, the expected answer
 and a one-line justification, all derived by hand (see ``golden/build_golden.py``).
@@ -18,7 +19,7 @@ from cogrsi_lib.oracle.world import Question, World
 from . import reference as ref
 
 GOLDEN = Path(__file__).with_name("golden") / "golden.jsonl"
-GROUPS = ("R0", "R1", "R2", "R3", "mixed")
+GROUPS = ("R0", "R1", "R2", "R3", "mixed", "v2")
 
 
 def load() -> list[dict]:
@@ -29,16 +30,16 @@ ITEMS = load()
 
 
 def test_golden_has_exactly_20_per_group() -> None:
-    assert len(ITEMS) == 100
+    assert len(ITEMS) == 120
     assert Counter(item["group"] for item in ITEMS) == dict.fromkeys(GROUPS, 20)
-    assert len({item["id"] for item in ITEMS}) == 100
+    assert len({item["id"] for item in ITEMS}) == 120
 
 
 def test_golden_depths_match_groups() -> None:
     """R0-R3 items ask at their depth; the mixed group includes R4 chains."""
     for item in ITEMS:
         depth = len(item["question"]["chain"])
-        if item["group"] != "mixed":
+        if item["group"] not in ("mixed", "v2"):
             assert depth == int(item["group"][1]), item["id"]
     assert any(len(i["question"]["chain"]) == 4 for i in ITEMS if i["group"] == "mixed")
 
@@ -56,6 +57,7 @@ def test_oracle_reproduces_golden_item(item: dict) -> None:
     (a,) = answer_all(world, (Question.from_dict(item["question"], 0),))
     expected = item["expected"]
     assert type(a.value) is type(expected) and a.value == expected, item["justification"]
+    assert a.known == (expected is not None)
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=[i["id"] for i in ITEMS])

@@ -201,12 +201,12 @@ def test_whisper_to_oneself_refused() -> None:
     refused(["Anne whisper Anne box"], "themself", 0)
 
 
-def test_whisper_to_absent_or_asleep_listener_refused() -> None:
+def test_whisper_to_nothing_reached_listener_refused() -> None:
     refused(["Sally leave", "Anne whisper Sally box"], "absent", 1)
     refused(["Sally sleep", "Anne whisper Sally box"], "asleep", 1)
 
 
-def test_whisper_by_absent_or_asleep_speaker_refused() -> None:
+def test_whisper_by_nothing_reached_speaker_refused() -> None:
     refused(["Anne leave", "Anne whisper Sally box"], "absent", 1)
     refused(["Anne sleep", "Anne whisper Sally box"], "asleep", 1)
 
@@ -263,11 +263,11 @@ def test_chain_with_agent_twice_in_a_row_refused() -> None:
 
 def test_chain_with_repeated_non_adjacent_agent_allowed() -> None:
     """[A, B, A] is allowed: Anne thinks Sally thinks Anne thinks."""
-    w = make_world(["Sally leave", "Anne move box", "Sally enter", "Anne whisper Sally drawer"])
-    # the whisper writes [Sally], [Anne, Sally], [Sally, Anne] but not [Anne, Sally, Anne]:
-    # that chain was last written by the opening state (Sally missed the move)
+    w = make_world(["Sally leave", "Anne move box", "Sally enter"])
+    # Sally missed the move, so Anne thinks Sally thinks Anne still thinks basket
     assert ask(w, ["Anne", "Sally", "Anne"]).value == "basket"
-    assert ask(w, ["Anne", "Sally"]).value == "drawer"
+    assert ask(w, ["Anne", "Sally"]).value == "basket"
+    assert ask(w, ["Anne"]).value == "box"
 
 
 def test_chain_with_unknown_agent_refused() -> None:
@@ -329,15 +329,28 @@ def test_whisper_lie_sets_the_same_chains_to_the_false_value() -> None:
     assert ask(w, ["Anne"]).value == "box"
 
 
-def test_whisper_leaves_speaker_deeper_chains_and_bystanders_unchanged() -> None:
-    """Only [L], [S, L], [L, S] change; Bob, deeper chains and the speaker keep old values."""
+def test_whisper_reaches_every_chain_over_its_parties_and_no_bystander() -> None:
+    """Anne lies "drawer" to Sally: every chain over {Anne, Sally} but [Anne] says drawer, at
+    every depth; Anne herself and Bob's chains keep box."""
     w = make_world(["Anne move box", "Anne whisper Sally drawer"], agents=THREE)
     assert ask(w, ["Anne"]).value == "box"
+    for chain in (["Sally"], ["Anne", "Sally"], ["Sally", "Anne"], ["Anne", "Sally", "Anne"],
+                  ["Sally", "Anne", "Sally"], ["Anne", "Sally", "Anne", "Sally"]):
+        a = ask(w, chain)
+        assert (a.value, a.source, a.via) == ("drawer", 1, "whisper"), chain
     assert ask(w, ["Bob", "Sally"]).value == "box"
     assert ask(w, ["Bob"]).value == "box"
-    assert ask(w, ["Anne", "Sally", "Anne"]).value == "box"
-    assert ask(w, ["Sally", "Anne", "Sally"]).value == "box"
     assert ask(w, ["Sally", "Bob"]).value == "box"
+    assert ask(w, ["Anne", "Bob", "Sally"]).value == "box"
+
+
+def test_truthful_whisper_is_coherent_at_depth_three() -> None:
+    """After Anne truthfully tells Bob "box", Bob thinks Anne thinks Bob thinks box too."""
+    w = make_world(["Bob leave", "Anne move box", "Bob enter", "Anne whisper Bob box"],
+                   agents=("Anne", "Bob"))
+    assert ask(w, ["Bob", "Anne"]).value == "box"
+    assert ask(w, ["Bob", "Anne", "Bob"]).value == "box"
+    assert ask(w, ["Anne", "Bob", "Anne", "Bob"]).value == "box"
 
 
 def test_whisper_is_overridden_by_a_later_watched_move() -> None:
@@ -347,17 +360,62 @@ def test_whisper_is_overridden_by_a_later_watched_move() -> None:
         assert ask(w, chain).value == "box"
 
 
-def test_late_view_of_visible_property_on_enter() -> None:
-    """Bob enters while the ring lies on the open tray: he sees it is blue, and still thinks
-    it is where he last saw it (late view never changes location beliefs)."""
+def test_entering_with_the_object_in_view_joins_its_common_ground() -> None:
+    """Bob enters while the ring lies on the open tray: he sees where it is and that it is
+    blue; Anne, who watches him enter, thinks Bob thinks so too."""
     w = make_world(["Bob leave", "Anne move tray", "Anne change color blue visible",
                     "Bob enter"], agents=("Anne", "Bob"), containers=("basket", "tray"),
                    properties={"color": "red"}, open_containers=("tray",))
     a = ask(w, ["Bob"], "color")
     assert (a.value, a.source, a.via) == ("blue", 3, "view")
-    assert ask(w, ["Bob"]).value == "basket"
-    assert ask(w, ["Anne", "Bob"], "color").value == "red"  # only [X] is written
-    assert ask(w, ["Bob", "Anne"], "color").value == "red"
+    assert (ask(w, ["Bob"]).value, ask(w, ["Bob"]).via) == ("tray", "view")
+    assert ask(w, ["Anne", "Bob"], "color").value == "blue"
+    assert ask(w, ["Bob", "Anne"], "color").value == "blue"
+    assert ask(w, ["Anne", "Bob", "Anne"]).value == "tray"
+
+
+def test_an_absent_agent_is_not_in_the_common_ground_of_a_view() -> None:
+    """Carla is out when Bob enters and sees the ring: Bob's model of Carla keeps the past."""
+    w = make_world(["Bob leave", "Carla leave", "Anne move tray", "Bob enter"],
+                   agents=("Anne", "Bob", "Carla"), containers=("basket", "tray"),
+                   open_containers=("tray",))
+    assert ask(w, ["Bob"]).value == "tray"
+    assert ask(w, ["Bob", "Carla"]).value == "basket"
+    assert ask(w, ["Carla"]).value == "basket"
+
+
+def test_witnessing_a_move_shows_visible_properties() -> None:
+    """Sally was out when the ring was painted green; she sees Anne carry it to the box."""
+    w = make_world(["Sally leave", "Anne change color green visible", "Sally enter",
+                    "Anne move box"], properties={"color": "red", "temp": "cold"})
+    a = ask(w, ["Sally"], "color")
+    assert (a.value, a.source, a.via) == ("green", 3, "move")
+    assert ask(w, ["Anne", "Sally"], "color").value == "green"
+
+
+def test_a_move_shows_no_hidden_property() -> None:
+    w = make_world(["Sally leave", "Anne change temp hot hidden", "Sally enter",
+                    "Anne move box"], properties={"temp": "cold"})
+    assert ask(w, ["Sally"], "temp").value == "cold"
+
+
+def test_a_peek_shows_visible_properties_to_the_peeker_only() -> None:
+    w = make_world(["Sally leave", "Anne change color green visible", "Sally enter",
+                    "Sally peek"], properties={"color": "red"})
+    a = ask(w, ["Sally"], "color")
+    assert (a.value, a.via) == ("green", "peek")
+    assert ask(w, ["Anne", "Sally"], "color").value == "red"
+
+
+def test_a_missed_move_into_view_is_seen_anyway() -> None:
+    """Sally missed the move onto the open tray, but the tray is in plain view."""
+    w = World.from_dict({
+        "agents": ["Anne", "Sally"], "containers": ["basket", "tray"], "object": "ring",
+        "open_containers": ["tray"], "initial": {"location": "basket"},
+        "events": [{"type": "move", "agent": "Anne", "to": "tray", "missed_by": ["Sally"]}]})
+    a = ask(w, ["Sally"])
+    assert (a.value, a.via) == ("tray", "view")
+    assert ask(w, ["Anne", "Sally"]).via == "move"
 
 
 def test_late_view_on_wake() -> None:
@@ -383,6 +441,20 @@ def test_no_late_view_when_the_container_is_closed() -> None:
                    agents=("Anne", "Bob"), properties={"color": "red"},
                    open_containers=("box",))
     assert ask(w, ["Bob"], "color").value == "red"
+
+
+def test_a_property_declared_hidden_is_never_seen() -> None:
+    """`hidden_properties` fixes visibility before any change: no view shows it."""
+    w = World.from_dict({
+        "agents": ["Anne", "Bob"], "containers": ["basket", "tray"], "object": "ring",
+        "open_containers": ["tray"], "hidden_properties": ["temp"],
+        "initial": {"location": "tray", "present": ["Anne"], "properties": {"temp": "cold"}},
+        "opening": "unknown", "events": [{"type": "enter", "agent": "Bob"}]})
+    assert ask(w, ["Bob"]).value == "tray"
+    assert ask(w, ["Bob"], "temp").value is None
+    refused(World.from_dict({**w.to_dict(), "events": [
+        {"type": "change", "agent": "Anne", "property": "temp", "value": "hot",
+         "visible": True}]}), "keeps its visibility", 0)
 
 
 def test_presence_events_never_change_a_belief_about_the_object() -> None:
@@ -444,3 +516,116 @@ def test_change_from_integer_one_to_true_is_a_real_change() -> None:
                                      "value": True, "visible": True}]})
     (a,) = answer_all(w, (Question("property", (), "n"),))
     assert a.value is True
+
+
+# ---------------------------------------------------------------- perception -------------
+
+def _world(events: list[dict], **extra) -> World:
+    return World.from_dict({"agents": ["Anne", "Sally", "Bob"],
+                            "containers": ["basket", "box", "drawer"], "object": "marble",
+                            "initial": {"location": "basket"}, "events": events, **extra})
+
+
+def test_a_hidden_observer_updates_only_their_own_beliefs() -> None:
+    """Bob watches the move secretly from outside: Bob knows, and knows Anne knows; nobody's
+    model of Bob changes."""
+    w = _world([{"type": "leave", "agent": "Bob"},
+                {"type": "move", "agent": "Anne", "to": "box", "hidden_observers": ["Bob"]}])
+    assert ask(w, ["Bob"]).value == "box"
+    assert ask(w, ["Bob", "Anne"]).value == "box"
+    assert ask(w, ["Bob", "Anne", "Sally"]).value == "box"
+    assert ask(w, ["Anne", "Bob"]).value == "basket"
+    assert ask(w, ["Bob", "Anne", "Bob"]).value == "basket"  # Anne's model of Bob is unchanged
+
+
+def test_unnoticed_inattention_keeps_the_agent_but_updates_others_model_of_them() -> None:
+    w = _world([{"type": "move", "agent": "Anne", "to": "box", "missed_by": ["Sally"]}])
+    assert ask(w, ["Sally"]).value == "basket"
+    assert ask(w, ["Sally", "Anne"]).value == "basket"
+    assert ask(w, ["Anne", "Sally"]).value == "box"
+    assert ask(w, ["Bob", "Sally"]).value == "box"
+    assert ask(w, ["Anne", "Bob", "Sally"]).value == "box"
+
+
+def test_perception_fields_are_checked() -> None:
+    refused(_world([{"type": "move", "agent": "Anne", "to": "box",
+                     "hidden_observers": ["Bob"]}]), "watches from outside", 0)
+    refused(_world([{"type": "move", "agent": "Anne", "to": "box", "missed_by": ["Anne"]}]),
+            "cannot miss it", 0)
+    with pytest.raises(OracleInputError, match="unknown field"):
+        _world([{"type": "peek", "agent": "Anne", "missed_by": ["Sally"]}])
+
+
+# ---------------------------------------------------------------- testimony --------------
+
+def test_testimony_latest_takes_the_latest_word_even_against_sight() -> None:
+    w = _world([{"type": "move", "agent": "Anne", "to": "box"},
+                {"type": "whisper", "speaker": "Anne", "listener": "Bob", "location": "basket"}])
+    assert ask(w, ["Bob"]).value == "basket"
+    assert ask(w, ["Anne", "Bob"]).value == "basket"
+
+
+def test_testimony_fresher_access_needs_a_later_sighting() -> None:
+    """Anne moves the marble in front of Bob, then whispers "basket": both saw it at the move,
+    so Bob keeps box and Anne knows he does.  Bob, back from outside, believes Anne: she saw it
+    after he left."""
+    w = _world([{"type": "move", "agent": "Anne", "to": "box"},
+                {"type": "whisper", "speaker": "Anne", "listener": "Bob", "location": "basket"}],
+               testimony="fresher_access")
+    assert ask(w, ["Bob"]).value == "box"
+    assert ask(w, ["Anne", "Bob"]).value == "box"
+    w = _world([{"type": "leave", "agent": "Bob"}, {"type": "move", "agent": "Anne", "to": "box"},
+                {"type": "enter", "agent": "Bob"},
+                {"type": "whisper", "speaker": "Anne", "listener": "Bob", "location": "drawer"}],
+               testimony="fresher_access")
+    assert ask(w, ["Bob"]).value == "drawer"
+    assert ask(w, ["Bob", "Anne", "Bob"]).value == "drawer"
+
+
+def test_a_claim_never_beats_plain_sight() -> None:
+    w = World.from_dict({
+        "agents": ["Anne", "Sally"], "containers": ["basket", "tray"], "object": "ring",
+        "open_containers": ["tray"], "initial": {"location": "tray"},
+        "events": [{"type": "whisper", "speaker": "Anne", "listener": "Sally",
+                    "location": "basket"}]})
+    assert ask(w, ["Sally"]).value == "tray"
+
+
+def test_nobody_takes_a_known_liars_word() -> None:
+    w = _world([{"type": "leave", "agent": "Sally"}, {"type": "move", "agent": "Anne", "to": "box"},
+                {"type": "enter", "agent": "Sally"},
+                {"type": "whisper", "speaker": "Anne", "listener": "Sally", "location": "box"}],
+               known_liars=["Anne"])
+    assert ask(w, ["Sally"]).value == "basket"
+    assert ask(w, ["Anne", "Sally"]).value == "basket"
+
+
+# ---------------------------------------------------------------- opening ----------------
+
+def test_opening_unknown_gives_no_belief_to_the_absent() -> None:
+    """Carla arrives after the start: she and every chain through her have no belief until
+    she sees something; the absent-free chains start at the truth."""
+    w = World.from_dict({
+        "agents": ["Anne", "Carla"], "containers": ["basket", "box"], "object": "marble",
+        "initial": {"location": "basket", "present": ["Anne"]}, "opening": "unknown",
+        "events": [{"type": "enter", "agent": "Carla"}]})
+    a = ask(w, ["Carla"])
+    assert (a.value, a.via, a.false_belief, a.known) == (None, "unknown", False, False)
+    assert ask(w, ["Anne", "Carla"]).value is None
+    assert ask(w, ["Anne"]).value == "basket"
+    w2 = World.from_dict({**w.to_dict(), "events": [
+        {"type": "enter", "agent": "Carla"}, {"type": "move", "agent": "Anne", "to": "box"}]})
+    assert ask(w2, ["Anne", "Carla"]).value == "box"
+
+
+def test_opening_common_ground_includes_the_absent() -> None:
+    w = World.from_dict({"agents": ["Anne", "Carla"], "containers": ["basket", "box"],
+                         "object": "marble", "initial": {"location": "basket", "present": ["Anne"]},
+                         "events": []})
+    assert ask(w, ["Carla"]).value == "basket"
+
+
+def test_unknown_policies_are_refused() -> None:
+    for extra in ({"testimony": "loudest"}, {"opening": "vague"}, {"known_liars": ["Zed"]}):
+        with pytest.raises(OracleInputError):
+            _world([], **extra)

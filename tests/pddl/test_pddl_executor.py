@@ -106,9 +106,10 @@ def test_late_view_and_change_are_perceived_as_the_oracle_says() -> None:
     assert holds(after_wake, "(noticed bob marble color blue)")
     assert not holds(after_wake, "(noticed bob marble color red)")
     assert holds(after_enter, "(noticed anne marble color blue)")
-    # a late view shows properties, never the location (as the oracle's J105 rule)
-    assert holds(after_enter, "(seen anne marble basket)")
-    assert holds(after_enter, "(seen bob marble basket)")
+    # joining the view of the open tray shows where the marble is too (semantics v2)
+    assert holds(after_enter, "(seen anne marble tray)")
+    assert holds(after_wake, "(seen bob marble tray)")
+    assert not holds(after_wake, "(seen bob marble basket)")
 
 
 def test_tell_is_private_for_a_whisper_and_public_otherwise() -> None:

@@ -82,7 +82,8 @@ def test_category_table_covers_every_record(records) -> None:
 
 
 def test_cross_check_table_is_all_zero_on_sampled_worlds() -> None:
-    worlds = list(sample_worlds(15, 2, SamplerConfig(max_events=12)))
+    worlds = list(sample_worlds(15, 2, SamplerConfig(max_events=12, p_hidden_observer=0.0,
+                                                     p_missed=0.0)))
     table = report.cross_check_table(worlds)
     assert table.height == 15 and table["mismatches"].sum() == 0
 

@@ -1,8 +1,9 @@
 """Assemble ``golden.jsonl`` from the hand-written entries below.
 
 Every expected answer and justification here was derived by hand from the events,
-following ``cogrsi_lib/oracle/SEMANTICS.md`` (latest event that writes the chain, else
-the opening value).  This script only formats JSON: it does not import the oracle and
+following ``cogrsi_lib/oracle/SEMANTICS.md`` v2 (latest event that writes the chain, else
+the opening value); the items whose answer changed from v1 were re-derived by hand under v2,
+with their justifications rewritten.  This script only formats JSON: it does not import the oracle and
 computes no answer.  Run: ``python tests/oracle/golden/build_golden.py``.
 
 Event notation: "Sally leave", "Anne move box", "Anne whisper Sally basket" (speaker,
@@ -50,8 +51,9 @@ def ev(text: str) -> dict:
 def W(events: list[str], agents: tuple[str, ...] = AS, containers: tuple[str, ...] = C3,
       location: str = "basket", present: tuple[str, ...] | None = None,
       asleep: tuple[str, ...] = (), props: dict | None = None,
-      open_: tuple[str, ...] = ()) -> dict:
-    """A world as JSON (``cogrsi oracle answer`` input, without questions)."""
+      open_: tuple[str, ...] = (), **extra: Any) -> dict:
+    """A world as JSON (``cogrsi oracle answer`` input, without questions).  ``extra``: more
+    top-level fields (testimony, opening, known_liars, hidden_properties)."""
     out = {
         "agents": list(agents), "containers": list(containers), "object": "marble",
         "initial": {"location": location, "present": list(agents if present is None else present),
@@ -60,7 +62,21 @@ def W(events: list[str], agents: tuple[str, ...] = AS, containers: tuple[str, ..
     }
     if open_:
         out["open_containers"] = list(open_)
+    out.update(extra)
     return out
+
+
+def watched(world: dict, index: int, hidden: tuple[str, ...] = (),
+            missed: tuple[str, ...] = ()) -> dict:
+    """``world`` with event ``index`` secretly watched by ``hidden`` and missed by ``missed``."""
+    event = dict(world["events"][index])
+    if hidden:
+        event["hidden_observers"] = list(hidden)
+    if missed:
+        event["missed_by"] = list(missed)
+    events = list(world["events"])
+    events[index] = event
+    return {**world, "events": events}
 
 
 ITEMS: list[tuple[str, dict, tuple[str, ...], str | None, Any, str]] = []
@@ -116,7 +132,7 @@ item("R0", W(["Anne move box", "Bob move drawer", "Carla move tray", "Dev move b
      "Five moves; the last (e4, Dev) puts it in the box.")
 item("R0", W(["Sally leave", "Anne change color blue visible", "Sally enter"], props={"color": "red"},
              open_=("basket",)), (), "color", "blue",
-     "e1 paints it blue; a late view changes beliefs, not reality.")
+     "e1 paints it blue; a view changes beliefs, not reality.")
 
 # ----------------------------------------------------------------------------- R1 ------
 SALLY_ANNE = W(["Sally leave", "Anne move box", "Sally enter"])
@@ -142,17 +158,17 @@ item("R1", W(["Anne whisper Sally drawer", "Anne move box"]), ("Sally",), None, 
      "Sally, present and awake, watched the later move e1: box overrides the lie.")
 item("R1", W(["Sally leave", "Anne change color blue visible", "Sally enter"],
              props={"color": "red"}), ("Sally",), "color", "red",
-     "Sally missed the paint job e1 and no container is open (no late view): red.")
+     "Sally missed the paint job e1 and no container is open (nothing in view): red.")
 item("R1", W(["Sally leave", "Anne change color blue visible", "Sally enter"],
              props={"color": "red"}, open_=("basket",)), ("Sally",), "color", "blue",
-     "Sally enters (e2) while the marble lies in the open basket: late view of visible colour, blue.")
+     "Sally enters (e2) while the marble lies in the open basket: she sees its visible colour, blue.")
 item("R1", W(["Sally leave", "Anne change temp hot hidden", "Sally enter"], props={"temp": "cold"},
              open_=("basket",)), ("Sally",), "temp", "cold",
      "Temperature is hidden, so entering with the marble in view shows nothing: cold.")
 item("R1", W(["Sally leave", "Anne move tray", "Anne change color blue visible", "Sally enter"],
              containers=("basket", "tray"), props={"color": "red"}, open_=("tray",)),
-     ("Sally",), None, "basket",
-     "Sally's entry gives a late view of colour only; it never changes location beliefs: basket.")
+     ("Sally",), None, "tray",
+     "Sally enters (e3) while the marble lies on the open tray: she joins its common ground and sees where it is: tray.")
 item("R1", W(["Sally sleep", "Anne change color green visible", "Sally wake"], props={"color": "red"},
              open_=("basket",)), ("Sally",), "color", "green",
      "Sally slept through e1 but wakes (e2) with the marble in the open basket: sees green.")
@@ -200,11 +216,11 @@ item("R2", W(["Sally leave", "Anne change color blue visible", "Sally enter"],
              props={"color": "red"}), ("Anne", "Sally"), "color", "red",
      "Sally missed the change e1: [Anne, Sally] colour stays red.")
 item("R2", W(["Sally leave", "Anne change color blue visible", "Sally enter"], props={"color": "red"},
-             open_=("basket",)), ("Anne", "Sally"), "color", "red",
-     "Sally's late view (e2) writes only [Sally]; [Anne, Sally] keeps red.")
+             open_=("basket",)), ("Anne", "Sally"), "color", "blue",
+     "Sally enters (e2) with the marble in the open basket; Anne, present and awake, watches her join its common ground: blue.")
 item("R2", W(["Sally leave", "Anne change color blue visible", "Sally enter"], props={"color": "red"},
-             open_=("basket",)), ("Sally", "Anne"), "color", "red",
-     "The late view writes only [Sally]; Sally never saw Anne see the change: red.")
+             open_=("basket",)), ("Sally", "Anne"), "color", "blue",
+     "At e2 the marble lies in view of both Sally and Anne (present, awake): its colour is their common ground: blue.")
 item("R2", W(["Bob sleep", "Anne move box", "Bob wake", "Sally leave", "Bob move drawer"],
              agents=ASB), ("Sally", "Bob"), None, "basket",
      "e1: Bob asleep; e4: Sally out. No event reached both: opening basket.")
@@ -225,12 +241,12 @@ item("R3", W(["Sally leave", "Anne move box", "Sally enter"], agents=ASB), ("Ann
      None, "box", "Anne and Bob both saw e1: every chain over {Anne, Bob} is box.")
 item("R3", W(["Bob leave", "Anne move box", "Bob enter", "Anne whisper Bob box"], agents=ASB),
      ("Sally", "Anne", "Bob"), None, "basket",
-     "Bob missed e1 and whispers only write depth-2 chains: basket.")
+     "Sally is no party to the whisper e3 and Bob missed e1, so nothing writes [Sally, Anne, Bob]: opening basket.")
 item("R3", W(["Bob leave", "Anne move box", "Bob enter", "Anne whisper Bob box"], agents=ASB),
-     ("Anne", "Bob", "Anne"), None, "basket",
-     "The whisper writes [Bob], [Anne, Bob], [Bob, Anne] but not [Anne, Bob, Anne]; Bob missed e1.")
-item("R3", W(["Anne move box", "Anne whisper Sally drawer"]), ("Anne", "Sally", "Anne"), None, "box",
-     "Depth 3 is untouched by the whisper; latest writer is the shared move e0: box.")
+     ("Anne", "Bob", "Anne"), None, "box",
+     "The believed whisper e3 writes every chain over {Anne, Bob} but [Anne], at every depth: box.")
+item("R3", W(["Anne move box", "Anne whisper Sally drawer"]), ("Anne", "Sally", "Anne"), None, "drawer",
+     "The whisper e1 writes every chain over {Anne, Sally} but [Anne], depth 3 included: drawer.")
 item("R3", W(["Bob sleep", "Sally move box", "Bob wake", "Anne move drawer"], agents=ASB),
      ("Anne", "Sally", "Bob"), None, "drawer", "All three present and awake for e3: drawer.")
 item("R3", W(["Bob sleep", "Sally move box", "Bob wake"], agents=ASB), ("Anne", "Sally", "Bob"), None,
@@ -253,14 +269,14 @@ item("R3", W(["Bob sleep", "Anne change color blue visible", "Bob wake",
               "Sally change color green visible"], agents=ASB, props={"color": "red"}),
      ("Anne", "Bob", "Sally"), "color", "green", "All three awake and present for e3: green.")
 item("R3", W(["Bob sleep", "Anne change color blue visible", "Bob wake"], agents=ASB,
-             props={"color": "red"}, open_=("basket",)), ("Anne", "Bob", "Anne"), "color", "red",
-     "Bob slept through e1; his wake-up view writes only [Bob]: red.")
+             props={"color": "red"}, open_=("basket",)), ("Anne", "Bob", "Anne"), "color", "blue",
+     "Bob slept through e1 but wakes (e2) with the marble in the open basket: every chain of the awake Anne and Bob that contains Bob sees blue.")
 item("R3", W(["Anne move box", "Sally leave", "Anne move drawer", "Sally enter",
               "Bob whisper Sally drawer"], agents=ASB), ("Anne", "Bob", "Sally"), None, "box",
-     "Sally missed e2; the whisper only writes depth 2; e0 was seen by all: box.")
+     "Anne is no party to the whisper e4 and Sally missed e2; e0 was seen by all: box.")
 item("R3", W(["Anne move box", "Sally leave", "Anne move drawer", "Sally enter",
-              "Bob whisper Sally drawer"], agents=ASB), ("Sally", "Bob", "Sally"), None, "box",
-     "Whisper writes [Sally, Bob] not [Sally, Bob, Sally]; Sally missed e2; e0: box.")
+              "Bob whisper Sally drawer"], agents=ASB), ("Sally", "Bob", "Sally"), None, "drawer",
+     "The whisper e4 Bob->Sally writes every chain over {Bob, Sally} but [Bob]: drawer.")
 item("R3", W(["Sally leave", "Anne move box", "Sally enter", "Sally peek"]), ("Sally", "Anne", "Sally"),
      None, "basket", "Sally missed e1 and a peek writes only [Sally]: basket.")
 item("R3", W(["Dev leave", "Carla sleep", "Anne move box", "Dev enter", "Carla wake",
@@ -269,8 +285,8 @@ item("R3", W(["Dev leave", "Carla sleep", "Anne move box", "Dev enter", "Carla w
 item("R3", W(["Dev leave", "Carla sleep", "Anne move box", "Dev enter", "Carla wake"], agents=ASBCD),
      ("Anne", "Bob", "Carla"), None, "basket", "Carla was asleep for the only move e2: basket.")
 item("R3", W(["Anne move box", "Sally leave", "Anne move drawer", "Sally enter",
-              "Anne whisper Sally tray"], containers=C4), ("Sally", "Anne", "Sally"), None, "box",
-     "Sally missed e2; depth 3 ignores the whisper; e0 seen by both: box.")
+              "Anne whisper Sally tray"], containers=C4), ("Sally", "Anne", "Sally"), None, "tray",
+     "The whisper e4 Anne->Sally writes every chain over {Anne, Sally} but [Anne]: tray.")
 
 # ------------------------------------------------------------------- mixed adversarial ---
 R4W = W(["Carla leave", "Anne move box", "Bob leave", "Anne move drawer", "Sally leave",
@@ -296,9 +312,9 @@ item("mixed", PEEKLIE, ("Sally",), None, "box", "Sally's peek e4 overrides the l
 ASLEEPVIEW = W(["Anne move box", "Sally sleep", "Anne change color blue visible", "Sally wake"],
                containers=("basket", "box"), props={"color": "red"}, open_=("box",))
 item("mixed", ASLEEPVIEW, ("Sally",), "color", "blue",
-     "Asleep for e2, but she wakes (e3) with the marble in the open box: late view, blue.")
-item("mixed", ASLEEPVIEW, ("Anne", "Sally"), "color", "red",
-     "Sally slept through e2 and the late view writes only [Sally]: red.")
+     "Asleep for e2, but she wakes (e3) with the marble in the open box and sees it: blue.")
+item("mixed", ASLEEPVIEW, ("Anne", "Sally"), "color", "blue",
+     "Sally slept through e2, but wakes (e3) into the common view of the open box with Anne: blue.")
 item("mixed", W(["Sally sleep", "Anne change temp hot hidden", "Sally wake"], props={"temp": "cold"},
                 open_=("basket",)), ("Sally",), "temp", "cold",
      "Hidden property: waking with the marble in view shows nothing: cold.")
@@ -307,9 +323,9 @@ item("mixed", W(["Sally leave", "Anne change color blue visible", "Anne move box
      "At Sally's entry (e3) the marble is in the closed box, not in view: red.")
 item("mixed", W(["Sally leave", "Anne change color blue visible", "Sally enter", "Sally leave",
                  "Anne change color green visible"], props={"color": "red"}, open_=("basket",)),
-     ("Sally",), "color", "blue", "Late view at e2 gives blue; Sally was out for e4 (green): blue.")
-item("mixed", W(["Anne whisper Sally box"]), ("Anne", "Sally", "Anne", "Sally"), None, "basket",
-     "R4: whispers write only [Sally], [Anne, Sally], [Sally, Anne]; no move: basket.")
+     ("Sally",), "color", "blue", "Entering with the marble in view (e2) shows blue; Sally was out for e4 (green): blue.")
+item("mixed", W(["Anne whisper Sally box"]), ("Anne", "Sally", "Anne", "Sally"), None, "box",
+     "R4: the whisper e0 writes every chain over {Anne, Sally} but [Anne], depth 4 included: box.")
 PEEK3 = W(["Anne move box", "Bob leave", "Anne move drawer", "Bob enter", "Anne whisper Bob tray",
            "Bob peek"], agents=ASB, containers=C4)
 item("mixed", PEEK3, ("Bob",), None, "drawer", "Bob's peek e5 overrides Anne's lie (tray): drawer.")
@@ -327,6 +343,59 @@ item("mixed", W(["Bob sleep", "Anne change color blue visible", "Sally leave",
                  "Anne change color green visible", "Bob wake", "Sally enter"], agents=ASB,
                 props={"color": "red"}), ("Sally", "Bob"), "color", "red",
      "e1: Bob asleep; e3: Sally out and Bob asleep; no open container: red.")
+
+
+# ----------------------------------------------------------------------------- v2 ------
+# The rules semantics v2 adds (SEMANTICS.md): secret observers, unnoticed misses, what
+# seeing the object shows, testimony policies, known liars and an unknown opening.
+SECRET = watched(W(["Bob leave", "Anne move box"], agents=ASB), 1, hidden=("Bob",))
+item("v2", SECRET, ("Bob",), None, "box", "Bob secretly watched the move e1 from outside: box.")
+item("v2", SECRET, ("Bob", "Anne"), None, "box",
+     "Bob saw Anne make the move e1, and Anne is a public perceiver: box.")
+item("v2", SECRET, ("Anne", "Bob"), None, "basket",
+     "Nobody knows Bob watched: Anne's model of Bob keeps the opening basket.")
+item("v2", SECRET, ("Bob", "Anne", "Bob"), None, "basket",
+     "Bob knows Anne does not know he watched: [Anne, Bob] in Bob's eyes is still basket.")
+MISSED = watched(W(["Anne move box"], agents=ASB), 0, missed=("Sally",))
+item("v2", MISSED, ("Sally",), None, "basket", "Sally looked away during e0: she keeps basket.")
+item("v2", MISSED, ("Bob", "Sally"), None, "box",
+     "Nobody noticed Sally look away: Bob takes her to have seen e0: box.")
+item("v2", MISSED, ("Sally", "Bob"), None, "basket",
+     "Sally perceived nothing of e0, so her model of Bob is unchanged: basket.")
+item("v2", watched(W(["Anne move tray"], containers=C4, open_=("tray",)), 0, missed=("Sally",)),
+     ("Sally",), None, "tray",
+     "Sally missed the move e0, but the marble now lies on the open tray in her view: tray.")
+item("v2", W(["Sally leave", "Anne change color green visible", "Sally enter", "Anne move box"],
+             props={"color": "red"}), ("Sally",), "color", "green",
+     "Sally missed the paint job e1 but watched the move e3: the carried marble is green.")
+item("v2", W(["Sally leave", "Anne change color green visible", "Sally enter", "Sally peek"],
+             props={"color": "red"}), ("Anne", "Sally"), "color", "red",
+     "Sally's peek e3 shows her the colour, but it is private: Anne thinks Sally thinks red.")
+item("v2", W(["Anne move box", "Anne whisper Sally basket"], testimony="fresher_access"),
+     ("Sally",), None, "box",
+     "fresher_access: both saw the move e0; Anne saw it no later than Sally, so Sally keeps box.")
+item("v2", W(["Anne move box", "Anne whisper Sally basket"], testimony="fresher_access"),
+     ("Anne", "Sally"), None, "box",
+     "fresher_access: the claim e1 is not taken, so no chain changes: Anne thinks Sally thinks box.")
+item("v2", W(["Sally leave", "Anne move box", "Sally enter", "Anne whisper Sally drawer"],
+             testimony="fresher_access"), ("Sally",), None, "drawer",
+     "fresher_access: Anne saw the marble at e1, after Sally's last sighting (the opening): drawer.")
+item("v2", W(["Anne move box", "Anne whisper Sally basket"]), ("Sally",), None, "basket",
+     "latest: the word e1 beats the earlier sight of e0: basket.")
+item("v2", W(["Anne whisper Sally basket"], containers=C4, location="tray", open_=("tray",)),
+     ("Sally",), None, "tray",
+     "The marble lies on the open tray in plain view: the claim e0 changes nothing: tray.")
+item("v2", W(["Sally leave", "Anne move box", "Sally enter", "Anne whisper Sally box"],
+             known_liars=["Anne"]), ("Sally",), None, "basket",
+     "Everyone knows Anne lies, so Sally does not take her word e3; she missed e1: basket.")
+item("v2", W(["Sally enter"], present=("Anne",), opening="unknown"), ("Sally",), None, None,
+     "opening unknown: Sally was out at the start and has seen nothing since: no belief (null).")
+item("v2", W(["Sally enter", "Anne move box"], present=("Anne",), opening="unknown"),
+     ("Anne", "Sally"), None, "box", "opening unknown: both watched the move e1: box.")
+item("v2", W(["Sally enter"], present=("Anne",), opening="unknown"), ("Anne",), None, "basket",
+     "opening unknown: Anne was present and awake at the start: basket.")
+item("v2", W(["Sally enter"], present=("Anne",)), ("Sally",), None, "basket",
+     "opening common_ground (the default): even the absent Sally starts at basket.")
 
 
 def main() -> None:
