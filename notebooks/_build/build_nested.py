@@ -12,6 +12,8 @@ n_containers = 4
 min_events = 8
 max_events = 16
 seed = 5
+testimony = "latest"  # or "fresher_access" (oracle SEMANTICS.md, "Testimony")
+opening = "common_ground"  # or "unknown" (SEMANTICS.md, "Opening")
 out_dir = None
 """
 
@@ -33,7 +35,8 @@ CELLS = [
      "from cogrsi_lib.reports import save_chart, write_json, write_table"),
     ("code", "out = resolve_out_dir(out_dir, 'nested')\n"
      "cfg = NestedConfig(n_per_cell=n_per_cell, n_agents=n_agents, n_containers=n_containers,\n"
-     "                   min_events=min_events, max_events=max_events, seed=seed)\n"
+     "                   min_events=min_events, max_events=max_events, seed=seed,\n"
+     "                   testimony=testimony, opening=opening)\n"
      "gen = generate(cfg)\n"
      "items = gen.items\n"
      "print(f'{len(items)} items from {gen.worlds_sampled} sampled worlds '\n"

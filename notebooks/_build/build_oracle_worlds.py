@@ -19,6 +19,10 @@ n_containers = 3
 min_events = 4
 max_events = 10
 max_depth = 2
+p_hidden_observer = 0.1  # chance a move or change is secretly watched from outside
+p_missed = 0.1  # chance an onlooker misses a move or change unnoticed
+testimony = "latest"  # or "fresher_access" (SEMANTICS.md, "Testimony")
+opening = "common_ground"  # or "unknown" (SEMANTICS.md, "Opening")
 seed = 0
 out_dir = None"""
 
@@ -33,7 +37,9 @@ from cogrsi_lib.reports import write_table""",
     """\
 out = resolve_out_dir(out_dir, "oracle_worlds")
 cfg = SamplerConfig(min_agents=min_agents, max_agents=max_agents, n_containers=n_containers,
-                    min_events=min_events, max_events=max_events)
+                    min_events=min_events, max_events=max_events,
+                    p_hidden_observer=p_hidden_observer, p_missed=p_missed,
+                    testimony=testimony, opening=opening)
 start = time.perf_counter()
 worlds = list(sample_worlds(n_worlds, seed, cfg))
 questions = question_table(worlds, max_depth)
@@ -50,6 +56,10 @@ summary""",
 events = event_summary(worlds_df)
 write_table(events, out / "event_summary", title="Events in the sampled worlds")
 events""",
+    """\
+conditions = worlds_df.group_by("lie_condition").len().sort("lie_condition")
+write_table(conditions, out / "lie_conditions", title="Worlds per lie condition (plan §5.4)")
+conditions""",
 ]
 
 
