@@ -139,6 +139,13 @@ CELLS = [
      "best shallow heuristic')\n"
      "svg, _ = save_chart(depth_figure(curves, chance=1 / n_containers), out / 'depth_curve')\n"
      "SVG(filename=svg)"),
+    ("markdown", "## Suite A by lie condition\n\nPlan §5.4 scores lies separately: stories "
+     "without a lie, an unlabelled lie, a known liar (everyone knows the speaker lies, so "
+     "nobody takes their word) and a lie revealed to the reader only."),
+    ("code", "by_lie = stack(runs, lambda r: r.nested.score.by_lie_condition)\n"
+     "write_table(by_lie, out / 'by_lie_condition', title='Suite A accuracy by lie "
+     "condition')\n"
+     "by_lie"),
     ("markdown", "## Suite B: applied ToM\n\nThe four cells (belief right/wrong x behaviour "
      "right/wrong) and the conversion P(behaviour right | belief right)."),
     ("code", "cells = stack(runs, lambda r: r.applied.score.cells)\n"
