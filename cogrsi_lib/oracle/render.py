@@ -119,9 +119,12 @@ def render(world: World, templates: Templates = NARRATIVE) -> Story:
     opening_voice = world.agents[0] if world.agents else ""
     raw: list[tuple[str, int | None, frozenset[str]]] = []
 
+    def text(template: str, **kw: object) -> str:
+        return template.format(**{"room": world.room, "object": world.object,
+                                  "agent": opening_voice, **kw})
+
     def put(template: str, event: int | None, who: frozenset[str], **kw: object) -> None:
-        fields = {"room": world.room, "object": world.object, "agent": opening_voice, **kw}
-        raw.append((template.format(**fields), event, who))
+        raw.append((text(template, **kw), event, who))
 
     for a in world.agents:
         if a in world.present:
@@ -141,14 +144,13 @@ def render(world: World, templates: Templates = NARRATIVE) -> Story:
     for i, e in enumerate(world.events):
         container = state.location
         who = state.apply(e, i)
-        template = " ".join(
-            [_event_template(templates, e)]
-            + [templates.watched.replace("{agent}", a) for a in e.hidden_observers]
-            + [templates.missed.replace("{agent}", a) for a in e.missed_by]
-            + ([templates.lie_revealed] if i in revealed else []))
-        put(template, i, who, agent=e.actor, listener=e.listener,
-            location=e.to if e.type == "move" else e.location, container=container,
-            property=e.property, value=e.value)
+        told = [text(_event_template(templates, e), agent=e.actor, listener=e.listener,
+                     location=e.to if e.type == "move" else e.location, container=container,
+                     property=e.property, value=e.value)]
+        told += [text(templates.watched, agent=a) for a in e.hidden_observers]
+        told += [text(templates.missed, agent=a) for a in e.missed_by]
+        told += [text(templates.lie_revealed, agent=e.actor)] if i in revealed else []
+        raw.append((" ".join(told), i, who))
     lines = []
     for n, (text, ev, who) in enumerate(raw, start=1):
         lines.append(Line(f"{n} {text}" if templates.numbered else text, ev, who))
