@@ -145,12 +145,12 @@ def sample_world(rng: random.Random, cfg: SamplerConfig = SamplerConfig()) -> Wo
         state.apply(event, i)
         events.append(event)
     world = replace(base, events=tuple(events))
-    if cfg.lie_conditions and lie_condition(world) != "no_lie":
+    told = lies(world) if cfg.lie_conditions else []
+    if told:
         names, weights_ = zip(*cfg.lie_conditions, strict=True)
         condition = rng.choices(names, weights_)[0]
         if condition == KNOWN_LIAR:
-            world = replace(world, known_liars=frozenset(world.events[i].actor
-                                                         for i in lies(world)))
+            world = replace(world, known_liars=frozenset(world.events[i].actor for i in told))
         elif condition == REVEALED:
             world = replace(world, reveal_lies=True)
     return world
