@@ -45,7 +45,9 @@ def oracle_dev_items(n_stories: int, seed: int, *, max_depth: int = 2, min_depth
         world_json = world.to_json()
         perceivers = [sorted(line.perceivers) for line in story.lines]
         sid = f"odev{seed}-{i:05d}"
-        rows = [r for r in question_records(world, i, max_depth) if r["depth"] >= min_depth]
+        # a chain with no belief (oracle ``opening: unknown``) has no forced-choice answer
+        rows = [r for r in question_records(world, i, max_depth)
+                if r["depth"] >= min_depth and r["answer"] is not None]
         for j, r in enumerate(rows):
             if r["kind"] == "location":
                 options = tuple(world.containers)

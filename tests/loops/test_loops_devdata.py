@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cogrsi_lib.loops.devdata import DEV_SPLIT, bench_dev_items, oracle_dev_items, question_group
+from cogrsi_lib.oracle.sampler import SamplerConfig
 
 
 def test_oracle_items_have_oracle_gold_among_their_options():
@@ -37,3 +38,13 @@ def test_bench_items_come_from_the_development_split_only(tmp_path):
     assert all(it.meta["group"].startswith("tombench/") for it in dev)
     with pytest.raises(FileNotFoundError, match="cogrsi bench manifest"):
         bench_dev_items(["hi-tom"], tmp_path)
+
+
+def test_dev_items_never_ask_a_chain_without_a_belief() -> None:
+    """With the oracle's ``opening: unknown``, chains through an agent absent at the start
+    hold no belief: no item asks them."""
+    cfg = SamplerConfig(opening="unknown", min_agents=3, max_agents=3)
+    items = oracle_dev_items(30, 4, max_depth=2, config=cfg)
+    assert items and all(it.gold in it.options for it in items)
+    worlds = {it.meta["world_json"] for it in items}
+    assert all('"opening":"unknown"' in w for w in worlds)

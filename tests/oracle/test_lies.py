@@ -70,3 +70,4 @@ def test_policies_round_trip_through_json() -> None:
                 known_liars=frozenset({"Sally"}), reveal_lies=True)
     back = World.from_json(w.to_json())
     assert back == w and back.to_json() == w.to_json()
+
