@@ -161,9 +161,10 @@ PROBLEM_LAYOUT = """\
 
 
 def lines_for(max_tokens: int, per_line: int) -> int:
-    """How many lines of ``per_line`` tokens a reply capped at ``max_tokens`` may hold: a
-    bound, so that a model repeating itself must stop and close the reply."""
-    return max(4, max_tokens // per_line)
+    """How many lines of ``per_line`` tokens a reply capped at ``max_tokens`` may hold, with
+    room left for the end-of-reply token: a bound, so that a model repeating itself must
+    stop and close the reply before the cap cuts it."""
+    return max(4, (max_tokens - 1) // per_line)
 
 
 def problem_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat:
