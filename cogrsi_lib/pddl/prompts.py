@@ -142,8 +142,8 @@ MAX_NAMES = 8
 PROBLEM_HEAD_TOKENS = 128
 #: tokens per (:init ...) fact and per action line when the cap sets how many there may be
 #: ("(seen sally ball tray)" takes about 8 tokens; a model that repeats itself writes long
-#: names, and an action line with three 16-character names takes about 30)
-FACT_TOKENS, ACTION_TOKENS = 12, 32
+#: names: "(peek cat-door-key-1-10 cat-door-key-2-10 cat-door-key-3-10)" takes 34)
+FACT_TOKENS, ACTION_TOKENS = 12, 40
 #: the deepest nesting of the no-domain ablation's s-expressions (the predefined domain has 8)
 MAX_NESTING = 8
 PROBLEM_LAYOUT = """\
