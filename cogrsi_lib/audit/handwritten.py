@@ -123,13 +123,16 @@ def missed(world, a):
     out = []
     for e in world.events:
         if e.type == "move":
-            if a not in world.present_at(e.index) or a in world.asleep_at(e.index):
+            i = e.index
+            if a not in world.present_at(i) or a in world.asleep_at(i):
                 out.append(e)
     return out
 
 
 def applies(world, q):
-    return q.kind == "location" and q.depth == 1 and bool(missed(world, q.chain[0]))
+    if q.kind != "location" or q.depth != 1:
+        return False
+    return bool(missed(world, q.chain[0]))
 
 
 def predict(world, q):
@@ -145,7 +148,8 @@ def applies(world, q):
 
 def predict(world, q):
     a = q.chain[0]
-    missed = [e for e in world.events if e.type == "move" and a not in e.perceivers]
+    moves = [e for e in world.events if e.type == "move"]
+    missed = [e for e in moves if a not in e.perceivers]
     return missed[-1].origin
 ''',
 )
@@ -196,7 +200,8 @@ def applies(world, q):
         return False
     a = q.chain[0]
     steps = range(len(world.events) + 1)
-    return any(a in world.asleep_at(i) and a not in world.present_at(i) for i in steps)
+    return any(a in world.asleep_at(i) and a not in world.present_at(i)
+               for i in steps)
 
 
 def predict(world, q):

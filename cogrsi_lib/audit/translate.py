@@ -51,21 +51,37 @@ SYSTEM = "You are a careful programmer who turns natural-language rules into Pyt
 
 FAMILY = "audit.translation"
 #: the longest line of translated code
-MAX_LINE = 100
+MAX_LINE = 80
+#: the longest text between ``def applies(world, q`` (or ``predict``) and its closing ``:``
+MAX_HEAD = 20
 _OPEN, _CLOSE = "```python\n", "```"
+_DEFS = ("def applies(world, q", "def predict(world, q")
+
+
+def translation_lines(max_tokens: int) -> int:
+    """Lines allowed in each of the three parts (top level, ``applies``, ``predict``).
+
+    Lines, their length and the fixed text are bounded jointly: the longest reply of the
+    declared form has at most ``CHARS_PER_TOKEN * max_tokens`` characters, so (at the
+    vocabulary's worst case of one token per ``CHARS_PER_TOKEN`` characters) it closes before
+    the cap. Below 170 tokens the minimum of one line per part may still be cut off; that
+    reply is recorded as ``capped``.
+    """
+    fixed = len(_OPEN) + len(_CLOSE) + sum(len(d) + MAX_HEAD + 2 for d in _DEFS)
+    return max(1, (CHARS_PER_TOKEN * max_tokens - fixed) // (3 * (MAX_LINE + 1)))
 
 
 def translation_format(max_tokens: int) -> ReplyFormat:
     """A ```python block and nothing else: optional top-level lines, ``def applies(world, q``
     ... with its body, ``def predict(world, q`` ... with its body; each body indented (blank
-    lines aside), at most ``CHARS_PER_TOKEN * max_tokens / 50`` lines per part, each at most
-    :data:`MAX_LINE` characters, without backticks. Python syntax beyond that is the
-    sandbox's to check."""
-    n = max(4, CHARS_PER_TOKEN * max_tokens // 50)
+    lines aside), each line at most :data:`MAX_LINE` characters without backticks, and line
+    counts from :func:`translation_lines` so that no reply of this form outruns the cap.
+    Python syntax beyond that is the sandbox's to check."""
+    n = translation_lines(max_tokens)
     line = rf"[^\n`]{{0,{MAX_LINE}}}\n"
     indented = rf" {{4}}[^\n`]{{0,{MAX_LINE - 4}}}\n"
     body = rf"{indented}({indented}|\n){{0,{n - 1}}}"
-    head = r"[^\n`]{0,60}:\n"
+    head = rf"[^\n`]{{0,{MAX_HEAD}}}:\n"
     pattern = (rf"```python\n({line}){{0,{n}}}def applies\(world, q{head}{body}"
                rf"def predict\(world, q{head}{body}```")
     return ReplyFormat.regex(FAMILY, pattern)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cogrsi_lib.audit import (
     PROMPTS,
@@ -15,13 +20,21 @@ from cogrsi_lib.audit import (
 )
 from cogrsi_lib.audit.audit import AuditConfig
 from cogrsi_lib.audit.handwritten import NO_TRANSLATION, NOTHING_REACHED, fenced
-from cogrsi_lib.audit.translate import API_TEXT, translation_format
+from cogrsi_lib.audit.translate import (
+    API_TEXT,
+    MAX_HEAD,
+    MAX_LINE,
+    translation_format,
+    translation_lines,
+)
 from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
+from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN
 
 CODE = "def applies(world, q):\n    return True\n\ndef predict(world, q):\n    return 'box'\n"
 
 
-FORMAT = translation_format(512)
+FORMAT = translation_format(768)
+PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
 
 
 @pytest.mark.parametrize("reply", [
@@ -55,6 +68,35 @@ def test_extract_code_reads_one_block_that_defines_both(reply):
 def test_extract_code_refuses(reply):
     assert extract_code(reply, FORMAT) is None
     assert not FORMAT.ok(reply)
+
+
+def longest_reply(max_tokens: int, extra_body_line: bool = False) -> str:
+    """The longest reply of the form under ``max_tokens`` (or with one body line too many)."""
+    n = translation_lines(max_tokens)
+    full = "x" * MAX_LINE + "\n"
+    body = ("    " + "y" * (MAX_LINE - 4) + "\n") * (n + extra_body_line)
+    head = "," + "z" * (MAX_HEAD - 1) + ":\n"
+    return (f"```python\n{full * n}def applies(world, q{head}{body}"
+            f"def predict(world, q{head}{body}```")
+
+
+@given(st.integers(min_value=170, max_value=20_000))
+@settings(max_examples=60, deadline=None)
+def test_the_longest_reply_of_the_form_fits_the_cap(max_tokens):
+    fmt = translation_format(max_tokens)
+    longest = longest_reply(max_tokens)
+    assert fmt.ok(longest)
+    assert len(longest) <= CHARS_PER_TOKEN * max_tokens
+    assert not fmt.ok(longest_reply(max_tokens, extra_body_line=True))
+    assert not fmt.ok(longest.replace("    y", "    yy", 1))  # a line one character too long
+
+
+def test_every_reference_translation_has_the_form_at_the_cpu_cap():
+    cap = yaml.safe_load(PARAMS.read_text())["audit"]["max_tokens"]
+    fmt = translation_format(cap)
+    for rule in RULES:
+        for code in (rule.code_a, rule.code_b):
+            assert code is None or fmt.ok(fenced(code)), rule.rule_id
 
 
 def test_prompts_show_the_api_and_the_rule_and_nothing_about_its_origin():
@@ -98,7 +140,7 @@ def test_a_reply_cut_by_the_cap_is_recorded_as_capped():
 
 def test_recompile_with_a_larger_cap_keeps_both_verdicts(sample):
     rule = NOTHING_REACHED
-    wordy = fenced("# I will reason about every event first.\n" * 60 + rule.code_b)
+    wordy = fenced("# I will reason about every event first.\n" * 40 + rule.code_b)
 
     def respond(job):
         return wordy if f"Rule:\n{rule.text}\n" in prompt_text(job) else NO_TRANSLATION
