@@ -2,18 +2,21 @@
 
 Stage notebook convention (every notebook under `notebooks/` follows it):
 
-1. The first code cell is tagged `parameters`. It assigns small, CI-sized defaults for every
-   key of the stage's section in `params.yaml`, plus `out_dir = None`.
+1. The first code cell is tagged `parameters` and assigns `params = {}` and `out_dir = None`.
+   The next loads `p = cogrsi_lib.stage_params.load("<stage>", params)`: the stage's typed
+   schema fills in the small, CI-sized defaults and refuses unknown keys.
 2. The notebook gets its output directory with
    `out = cogrsi_lib.pipeline.resolve_out_dir(out_dir, "<stage>")` and writes every table and
    figure there (through `cogrsi_lib.reports`). With `out_dir = None` (nbval in CI, or a plain
    run in JupyterLab) that is a fresh temporary directory, so tests never touch `reports/`.
-3. `cogrsi stage <stage>` (what `dvc repro` runs) injects `params.yaml[<stage>]` and
-   `out_dir = "reports/<stage>"`, and saves the executed notebook as
-   `reports/<stage>/<stage>.ipynb`.
+3. `cogrsi stage <stage>` (what `dvc repro` runs) checks `params.yaml[<stage>]` against the
+   schema before any work, injects it as `params` with `out_dir = "reports/<stage>"`, and
+   saves the executed notebook as `reports/<stage>/<stage>.ipynb`.
 4. The kernel starts in the notebook's own directory (as in JupyterLab and nbval); read inputs
    through `repo_path("data", ...)` instead of paths relative to the working directory.
 5. Notebooks only call the library; no logic of their own.
+6. `notebooks/<stage>.py` (jupytext percent format) is the source; `jupytext --sync` keeps the
+   `.ipynb` beside it in step (tests/test_notebook_pairs.py checks that they agree).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import nbformat
 import papermill
 import yaml
 
+from cogrsi_lib import stage_params
+
 __all__ = [
     "StageError",
     "find_repo_root",
@@ -35,7 +40,6 @@ __all__ = [
     "repo_path",
     "resolve_out_dir",
     "run_stage",
-    "write_notebook",
 ]
 
 ROOT_MARKERS = ("dvc.yaml", "params.yaml")
@@ -139,11 +143,15 @@ def run_stage(
             f"unknown stage '{name}': no notebook {notebook} (stages: {known or 'none'})"
         )
 
-    params = load_stage_params(name, _under(root, params_path))
+    section = load_stage_params(name, _under(root, params_path))
+    try:
+        stage_params.load(name, section)
+    except stage_params.StageParamsError as err:
+        raise StageError(f"{err} (in {params_path})") from None
     out = _under(root, out_dir if out_dir is not None else Path(REPORTS_DIR) / name).resolve()
     out.mkdir(parents=True, exist_ok=True)
     executed = out / f"{name}.ipynb"
-    params["out_dir"] = _out_dir_param(out, root, notebook.parent)
+    params = {"params": section, "out_dir": _out_dir_param(out, root, notebook.parent)}
 
     try:
         papermill.execute_notebook(
@@ -188,28 +196,4 @@ def _scrub(path: Path, root: Path) -> None:
         cell_meta = cell.metadata.get("papermill", {})
         for key in _VOLATILE_KEYS:
             cell_meta.pop(key, None)
-    nbformat.write(nb, path)
-
-
-def write_notebook(path: str | Path, cells: list[tuple[str, str]]) -> None:
-    """Write a stage notebook from ``(kind, source)`` cells, outputs empty, cell ids stable.
-
-    ``kind`` is ``markdown``, ``code`` or ``parameters`` (a code cell tagged ``parameters``),
-    so rebuilding a notebook from its build script gives a byte-identical file.
-    """
-    path = Path(path)
-    nb = nbformat.v4.new_notebook()
-    for i, (kind, source) in enumerate(cells):
-        if kind == "markdown":
-            cell = nbformat.v4.new_markdown_cell(source)
-        elif kind in ("code", "parameters"):
-            cell = nbformat.v4.new_code_cell(source)
-            if kind == "parameters":
-                cell.metadata["tags"] = ["parameters"]
-        else:
-            raise ValueError(f"unknown cell kind {kind!r}")
-        cell.id = f"{path.stem}-{i:02d}"
-        nb.cells.append(cell)
-    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3",
-                                 "language": "python"}
     nbformat.write(nb, path)

@@ -17,11 +17,21 @@ from cogrsi_lib.pipeline import (
     resolve_out_dir,
     run_stage,
 )
+from cogrsi_lib.stage_params import SCHEMAS, StageParams
 
-PARAMETERS_CELL = 'greeting = "default"\nn_items = 1\nout_dir = None'
+REPO = Path(__file__).resolve().parents[1]
+PARAMETERS_CELL = "params = {}\nout_dir = None"
 BODY_CELL = """\
 from pathlib import Path
 from cogrsi_lib.pipeline import repo_path, resolve_out_dir
+from cogrsi_lib.stage_params import StageParams
+
+class DemoParams(StageParams):  # the kernel's copy of the test's demo schema
+    greeting: str = "default"
+    n_items: int = 1
+
+p = DemoParams.model_validate(params)
+greeting, n_items = p.greeting, p.n_items
 
 out = resolve_out_dir(out_dir, "demo")
 (out / "greeting.txt").write_text(f"{greeting}:{n_items}")
@@ -29,6 +39,17 @@ out = resolve_out_dir(out_dir, "demo")
 (out / "root.txt").write_text(str(repo_path()))
 print("greeting is", greeting)
 """
+
+
+class DemoParams(StageParams):
+    greeting: str = "default"
+    n_items: int = 1
+
+
+@pytest.fixture(autouse=True)
+def demo_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo stage's schema, registered as every stage's is."""
+    monkeypatch.setitem(SCHEMAS, "demo", DemoParams)
 
 
 def make_repo(root: Path, body: str = BODY_CELL, params: dict | None = None) -> Path:
@@ -72,7 +93,7 @@ def test_run_stage_injects_params_and_writes_reports(tmp_path: Path) -> None:
     nb = nbformat.read(executed, as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and injected[0].id == "injected-parameters"
-    assert 'greeting = "hello-from-params"' in injected[0].source
+    assert '"greeting": "hello-from-params"' in injected[0].source
     assert 'out_dir = "reports/demo"' in injected[0].source
     assert "greeting is hello-from-params" in cell_text(nb.cells[-1])
     # no timings or absolute paths: reruns give the same file
@@ -187,3 +208,49 @@ def test_cli_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     result = runner.invoke(app, ["stage", "demo", "--params", "missing.yaml"])
     assert result.exit_code == 2 and "params file not found" in result.output
+
+
+def test_a_misspelt_key_stops_the_stage_before_any_work(tmp_path, monkeypatch) -> None:
+    root = make_repo(tmp_path / "repo", params={"demo": {"greetings": "hi", "n_items": "x"}})
+
+    def never(*args, **kwargs):
+        raise AssertionError("the notebook must not run")
+
+    monkeypatch.setattr("papermill.execute_notebook", never)
+    with pytest.raises(StageError) as err:
+        run_stage("demo", repo_root=root)
+    msg = str(err.value)
+    assert "stage 'demo'" in msg and "unknown key 'greetings'" in msg
+    assert "'n_items'" in msg and "params.yaml" in msg
+    assert not (root / "reports").exists()
+
+
+def test_cli_names_the_misspelt_key_and_the_stage(tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from cogrsi_lib.cli import app
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"pairs": {"n_gate_narative": 4}}))
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(app, ["stage", "pairs", "--params", str(bad),
+                                      "--out-dir", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "stage 'pairs': unknown key 'n_gate_narative'" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["params.yaml", "params.gpu.yaml"])
+def test_every_params_file_fits_the_stage_schemas(name) -> None:
+    from cogrsi_lib.stage_params import validate_file
+
+    params = yaml.safe_load((REPO / name).read_text())
+    checked = validate_file(params)
+    assert set(checked) == set(SCHEMAS) - {"demo"}
+
+
+def test_every_notebook_loads_its_schema_and_nothing_else() -> None:
+    for stage in set(SCHEMAS) - {"demo"}:
+        source = (REPO / "notebooks" / f"{stage}.py").read_text()
+        assert f"stage_params.load({stage!r}, params)" in source, stage
+        assert "globals()" not in source, stage

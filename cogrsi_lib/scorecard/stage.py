@@ -56,18 +56,10 @@ from cogrsi_lib.scorecard.variants import (
     needed_variants,
     reply_caps,
 )
+from cogrsi_lib.stage_params import ScorecardParams
 
-DEFAULTS: dict[str, Any] = {
-    "model": "scripted", "alt_model": "scripted-alt", "llm_cache_dir": ".cache/llm",
-    "n_per_cell": 10, "n_agents": 4, "n_containers": 4, "min_events": 8, "max_events": 16,
-    "seed": 5, "replication_seed": 17, "applied_depths": [1, 2, 3],
-    "n_per_game": 3, "strategic_seed": 3, "history_length": 10, "opponent_noise": 0.15,
-    "selfpred_classes": ["colour"], "selfpred_test": 4,
-    "observation_counts": [0, 5, 10, 20], "selfpred_seed": 7,
-    "interventions": ["perspective", "store"], "bootstrap_resamples": 500, "gates": {},
-    "reply_caps": {}, "cross_model": "scripted-other", "cross_temperature": 0.0,
-    "structured": True,
-}
+#: the stage's parameters and their defaults: one schema (cogrsi_lib/stage_params.py)
+DEFAULTS: dict[str, Any] = ScorecardParams().model_dump()
 SCRIPTED = ("scripted", "scripted-alt")
 SCRIPTED_OTHER = "scripted-other"
 

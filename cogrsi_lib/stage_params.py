@@ -1,0 +1,292 @@
+"""Stage parameters: one typed schema per pipeline stage.
+
+Each stage notebook has one parameter, ``params``: the stage's section of ``params.yaml``
+(``cogrsi stage`` injects it). The schema below fills in every key the section leaves out
+with the small default that CI and a plain notebook run use, and refuses a key it does not
+know, so a misspelt key stops ``cogrsi stage`` before any work. ``params.yaml`` holds the CPU
+setting of the embedded default; ``params.gpu.yaml`` the papers' setting (``backend: vllm``).
+Nested mappings (backend settings, reader overrides, ...) are checked by the library parts
+that take them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+__all__ = ["SCHEMAS", "StageParams", "StageParamsError", "load", "validate_file"]
+
+Testimony = Literal["latest", "fresher_access"]  # oracle SEMANTICS.md, "Testimony"
+Opening = Literal["common_ground", "unknown"]  # oracle SEMANTICS.md, "Opening"
+Model = str | dict[str, Any]  # a named model ("embedded", "scripted") or llm backend settings
+
+
+class StageParamsError(ValueError):
+    """A stage's parameters do not fit its schema; the message names the stage and keys."""
+
+
+class StageParams(BaseModel):
+    """Common base: unknown keys refused; a loaded set of parameters is read-only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OracleWorldsParams(StageParams):
+    """``oracle_worlds``: sampled worlds and their questions (CogRSI App. B)."""
+
+    n_worlds: int = 200
+    min_agents: int = 2
+    max_agents: int = 3
+    n_containers: int = 3
+    min_events: int = 4
+    max_events: int = 10
+    max_depth: int = 2
+    p_hidden_observer: float = 0.1  # chance a move or change is secretly watched from outside
+    p_missed: float = 0.1  # chance an onlooker misses a move or change unnoticed
+    testimony: Testimony = "latest"
+    opening: Opening = "common_ground"
+    seed: int = 0
+
+
+class PairsParams(StageParams):
+    """``pairs``: counterfactual gate and eval splits (pairs per form)."""
+
+    gate_seed: int = 11
+    eval_seed: int = 23
+    n_gate_narrative: int = 16
+    n_gate_dialogue: int = 12
+    n_eval_narrative: int = 16
+    n_eval_dialogue: int = 12
+
+
+class NestedParams(StageParams):
+    """``nested``: R0-R4 nested-belief items."""
+
+    n_per_cell: int = 10
+    n_agents: int = 4
+    n_containers: int = 4
+    min_events: int = 8
+    max_events: int = 16
+    seed: int = 5
+    testimony: Testimony = "latest"
+    opening: Opening = "common_ground"
+
+
+class BenchmarksParams(StageParams):
+    """``benchmarks``: item counts, manifests and constant-answer baselines."""
+
+    benchmarks: list[str] | None = None  # None: every benchmark whose files are present
+    sample_sizes: dict[str, int] = {"S0": 5, "S1": 0, "S2": 20, "S3": 40, "S4": 30}
+    sample_sizes_by_benchmark: dict[str, dict[str, int]] = {}
+    seeds: dict[str, int] = {"S0": 0, "S1": 2, "S2": 0, "S3": 1, "S4": 3}
+    systems: list[str] = ["CogRSI", "SC-k9"]
+    constant_top: int = 3
+
+
+class ScorecardParams(StageParams):
+    """``scorecard``: recursive-reasoning profile, interventions and gates."""
+
+    model: Model = "scripted"  # "embedded" (the CPU model), "scripted" or llm settings
+    alt_model: Model | None = "scripted-alt"  # Gate D's alternate model; None: not run
+    llm_cache_dir: str = ".cache/llm"
+    n_per_cell: int = 4
+    n_agents: int = 4
+    n_containers: int = 4
+    min_events: int = 8
+    max_events: int = 16
+    seed: int = 5
+    replication_seed: int = 17
+    applied_depths: list[int] = [1, 2, 3]
+    n_per_game: int = 2
+    strategic_seed: int = 3
+    history_length: int = 10
+    opponent_noise: float = 0.15
+    selfpred_classes: list[str] = ["colour"]
+    selfpred_test: int = 4
+    observation_counts: list[int] = [0, 5, 10, 20]
+    selfpred_seed: int = 7
+    interventions: list[str] = ["perspective", "store"]
+    bootstrap_resamples: int = 300
+    gates: dict[str, Any] = {}
+    reply_caps: dict[str, int] = {}  # per prompt family (bare 64, perspective 160, store 320)
+    cross_model: Model = "scripted-other"  # Suite D's cross-agent target
+    cross_temperature: float = 0.0  # > 0 when it is the predictor's own model
+    structured: bool = True  # enforce each reply's declared format while decoding
+
+
+class ReaderEvalParams(StageParams):
+    """``reader_eval``: the grounded reader and baselines on eval pairs and benchmark heads."""
+
+    llm: dict[str, Any] = {"backend": "fake", "reply": {"reasoning": "scripted", "answer": "A"}}
+    systems: list[str] = ["zero_shot", "sc6", "perceptom", "cogrsi"]
+    principle: str = "expert"
+    reader_config: dict[str, Any] = {"sample_max_tokens": 96, "perception_max_tokens": 160}
+    structured: bool = True
+    reference: str = "sc6"  # the system every other one is compared with (paired bootstrap)
+    pairs: dict[str, int] = {"eval_seed": 23, "n_eval_narrative": 160, "n_eval_dialogue": 160}
+    n_pairs: int = 3
+    benchmarks: list[str] = ["tombench", "tomi"]
+    n_per_benchmark: int = 2
+    batch_size: int = 64
+
+
+class LoopsParams(StageParams):
+    """``loops``: strategy-evolution loops (CogRSI §4.2, App. C.2)."""
+
+    arms: list[str] = ["accuracy_loop", "accuracy_library", "gated_library", "pairs_as_data",
+                       "single_principle", "gepa"]
+    seeds: list[int] = [0]
+    rounds: int = 2
+    discovery_size: int = 8
+    trial_size: int = 8
+    n_trials: int = 3
+    final_size: int = 24
+    heldout_size: int = 12
+    max_candidates: int = 4
+    failures_per_group: int = 4
+    pair_groups: int = 2
+    delta: float = 3.0
+    min_nonneg: int = 2
+    loose_delta: float = 1.0
+    gate_tolerance: int = 2
+    gate_all: bool = False
+    backend: Literal["scripted", "embedded", "vllm", "openai", "fake"] = "scripted"
+    llm: dict[str, Any] = {}
+    reader: dict[str, Any] = {}
+    builder_temperature: float = 0.7
+    builder_max_tokens: int = 512
+    dev_stories: int = 60
+    dev_seed: int = 101
+    dev_max_depth: int = 2
+    dev_benchmarks: list[str] = []
+    manifest_dir: str = "data/manifests"
+    pairs: dict[str, int] = {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 8,
+                             "n_gate_dialogue": 4, "n_eval_narrative": 8, "n_eval_dialogue": 4}
+    eval_pairs: bool = True
+    gepa_seeds: list[int] = [0]
+    gepa_budget: int = 60
+    gepa_val_size: int = 8
+    gepa_minibatch: int = 3
+    log_items: bool = False
+    batch_size: int = 64
+    audit: dict[str, Any] = {}
+    noise_sd: float = 2.7
+    noise_rounds: int = 100000
+    structured: bool = True
+
+
+class AuditParams(StageParams):
+    """``audit``: semantic audit of rules and the audit-in-registration comparison."""
+
+    n_worlds: int = 300
+    seed: int = 7
+    max_depth: int = 2
+    rules: str = "handwritten"  # or a candidates file (rule_id, text, ...)
+    translators: list[dict[str, Any]] = [
+        {"name": "A", "llm": {"backend": "scripted"}, "prompt": "literal", "seed": 0},
+        {"name": "B", "llm": {"backend": "scripted"}, "prompt": "plain", "seed": 1},
+    ]
+    max_tokens: int = 8192
+    recompile_max_tokens: int | None = None
+    vacuous_threshold: float = 0.001
+    agreement_threshold: float = 0.8
+    agreement_over: Literal["either", "both"] = "either"
+    limits: dict[str, Any] = {"wall_s": 120, "cpu_s": 60, "memory_mb": 1024,
+                              "require_seccomp": True}
+    workers: int | None = None
+    replay: dict[str, Any] = {
+        "reader": {"backend": "fake", "reply": {"reasoning": "scripted", "answer": "A"}},
+        "reader_config": {}, "max_per_rule": 5, "n_controls": 5, "seed": 0,
+    }
+    check_expected: bool = True
+    structured: bool = True
+    reference_translations: bool = True  # model translators: also audit the reference code
+    registration: dict[str, Any] = {
+        "arms": ["accuracy_library", "gated_library", "audit_library"],
+        "seeds": [0], "rounds": 2, "dev_stories": 120, "final_size": 80,
+        "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 8,
+                  "n_gate_dialogue": 8, "n_eval_narrative": 16, "n_eval_dialogue": 16},
+    }
+
+
+class PddlMindParams(StageParams):
+    """``pddl_mind``: the PDDL-Mind ladder on oracle stories and benchmark items."""
+
+    backend: Literal["scripted", "embedded", "vllm", "openai", "fake"] = "scripted"
+    llm: dict[str, Any] = {}  # build_backend settings for a real backend
+    script: dict[str, Any] = {}  # scripted backend: p_malformed, p_drop, p_bad_domain, seed
+    n_stories: int = 6
+    questions_per_story: int = 2
+    max_depth: int = 2
+    min_agents: int = 2
+    max_agents: int = 3
+    min_events: int = 3
+    max_events: int = 8
+    seed: int = 0
+    n_cross_check: int = 40
+    benchmarks: list[str] = ["fantom", "mmtom-qa", "muma-tom"]
+    n_per_benchmark: int = 4
+    variants: list[str] = ["no_verification", "no_domain", "full"]
+    parse_max_tokens: int = 768
+    domain_max_tokens: int = 1536
+    answer_max_tokens: int = 256
+    structured: bool = True
+
+
+class HarnessParams(StageParams):
+    """``harness``: the Actio-style harness ablations, routing and memory agreement."""
+
+    llm: dict[str, Any] = {"backend": "fake", "reply": {
+        "answer": "A", "variable": "desire", "skill": "desire.preference", "dimension": "Belief",
+        "categories": ["faux_pas"], "labels": {}}}
+    ablations: list[str] = ["base", "skills", "memory", "retrieval", "full"]
+    harness_config: dict[str, Any] = {"answer_max_tokens": 32, "route_max_tokens": 32,
+                                      "max_reroutes": 1}
+    benchmarks: list[str] = ["tombench", "hi-tom"]
+    n_per_benchmark: int = 3
+    n_oracle: int = 3
+    oracle_seed: int = 41
+    dev: dict[str, Any] = {"n_tombench": 3, "n_oracle": 2, "oracle_seed": 43, "rounds": 1,
+                           "budget": 32, "max_tokens": 64}
+    agreement: dict[str, Any] = {"n_worlds": 50, "seed": 0, "max_depth": 4}
+    batch_size: int = 64
+    structured: bool = True
+
+
+SCHEMAS: dict[str, type[StageParams]] = {
+    "oracle_worlds": OracleWorldsParams, "pairs": PairsParams, "nested": NestedParams,
+    "benchmarks": BenchmarksParams, "scorecard": ScorecardParams,
+    "reader_eval": ReaderEvalParams, "loops": LoopsParams, "audit": AuditParams,
+    "pddl_mind": PddlMindParams, "harness": HarnessParams,
+}
+
+
+def load(stage: str, given: Mapping[str, Any] | None = None) -> StageParams:
+    """The stage's parameters: ``given`` over the schema's defaults, checked.
+
+    Raises :class:`StageParamsError` naming the stage and every offending key."""
+    if stage not in SCHEMAS:
+        raise StageParamsError(f"no parameter schema for stage '{stage}' "
+                               f"(stages: {', '.join(SCHEMAS)})")
+    try:
+        return SCHEMAS[stage].model_validate(dict(given or {}))
+    except ValidationError as err:
+        problems = "; ".join(_describe(e) for e in err.errors())
+        raise StageParamsError(f"stage '{stage}': {problems}") from None
+
+
+def validate_file(params: Mapping[str, Any]) -> dict[str, StageParams]:
+    """Every stage section of a parsed params file, checked; unknown sections refused."""
+    unknown = sorted(set(params) - set(SCHEMAS))
+    if unknown:
+        raise StageParamsError(f"unknown stage sections {unknown} (stages: {', '.join(SCHEMAS)})")
+    return {name: load(name, section or {}) for name, section in params.items()}
+
+
+def _describe(e: Mapping[str, Any]) -> str:
+    key = ".".join(str(p) for p in e["loc"]) or "(section)"
+    if e["type"] == "extra_forbidden":
+        return f"unknown key '{key}'"
+    return f"'{key}': {e['msg']} (got {e.get('input')!r})"

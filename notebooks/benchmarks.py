@@ -1,0 +1,124 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Benchmarks
+#
+# Load every available benchmark in its official format (CogRSI §3, App. E), count its questions
+# by benchmark and question type, draw the disjoint sample manifests S0-S4 by story with fixed
+# seeds (App. E.1-E.2), report the best constant reply beside each benchmark on the main test
+# sample (Table 22 note), and render the per-benchmark results table that later stages fill
+# (Main = mean over the eight main benchmarks). Logic lives in `cogrsi_lib.bench`.
+
+# %% tags=["parameters"]
+# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (BenchmarksParams).
+# `cogrsi stage benchmarks` (what `dvc repro` runs) injects params.yaml[benchmarks] here.
+params = {}
+out_dir = None
+
+# %%
+from cogrsi_lib import stage_params
+
+p = stage_params.load('benchmarks', params)
+
+# %%
+import altair as alt
+import polars as pl
+
+from cogrsi_lib import bench
+from cogrsi_lib.bench.manifest import SPLIT_NAMES, draw_manifests, select, write_manifest
+from cogrsi_lib.bench.report import (
+    benchmark_table,
+    constant_baselines,
+    counts_by_benchmark,
+    counts_by_type,
+    load_available,
+    results_table,
+    results_template,
+)
+from cogrsi_lib.pipeline import resolve_out_dir
+from cogrsi_lib.reports import save_chart, write_table
+
+# %%
+out = resolve_out_dir(out_dir, "benchmarks")
+loaded = load_available(p.benchmarks)
+registry = benchmark_table(loaded)
+write_table(registry, out / "registry", title="Registered benchmarks")
+registry
+
+# %% [markdown]
+# ## Questions by benchmark and by question type
+
+# %%
+counts = counts_by_benchmark(loaded)
+write_table(counts, out / "counts_by_benchmark", title="Questions and units per benchmark")
+print(f"{counts['n_questions'].sum()} questions in {counts.height} benchmarks")
+counts
+
+# %%
+by_type = counts_by_type(loaded)
+write_table(by_type, out / "counts_by_type", title="Questions per benchmark and question type")
+with pl.Config(tbl_rows=-1):
+    print(by_type)
+
+# %%
+chart = alt.Chart(counts.to_pandas()).mark_bar().encode(
+    x=alt.X("n_questions:Q", title="questions"),
+    y=alt.Y("benchmark:N", sort="-x", title=None),
+    color=alt.Color("sample:N", title="sample"),
+).properties(width=360, title="Questions per available benchmark")
+save_chart(chart, out / "questions_by_benchmark")
+chart
+
+# %% [markdown]
+# ## Sample manifests (S0-S4)
+#
+# Drawn by unit (story, conversation or structural group), disjoint by construction; seeds
+# as in App. E.2 (smoke and held-out 1: 0, held-out 2: 1, confirmatory: 3).
+
+# %%
+manifests = draw_manifests(loaded, p.sample_sizes, p.sample_sizes_by_benchmark, p.seeds)
+for m in manifests:
+    write_manifest(m, out / "manifests" / f"{m.benchmark}.json")
+summary = pl.DataFrame([
+    {"benchmark": bench.get(m.benchmark).title, "split": split, "sample": SPLIT_NAMES[split],
+     "seed": m.seeds[split], "n_units": len(m.units[split]), "n_questions": len(m.items[split])}
+    for m in manifests for split in m.members
+])
+write_table(summary, out / "manifest_summary", title="Sample manifests")
+summary.filter(pl.col("n_questions") > 0)
+
+# %% [markdown]
+# ## Constant-answer sanity check on the main test sample (S3)
+
+# %%
+main_sample = {m.benchmark: select(loaded[m.benchmark], m, "S3") for m in manifests
+               if m.items.get("S3")}
+constants = pl.concat([constant_baselines(name, items, p.constant_top)
+                       for name, items in main_sample.items()])
+write_table(constants, out / "constant_baselines", title="Best constant reply per metric (S3)")
+constants.filter(pl.col("metric") == "score")
+
+# %% [markdown]
+# ## Per-benchmark results table (filled by later stages)
+
+# %%
+best_constant = constants.filter(pl.col("metric") == "score").join(
+    registry.select("benchmark", "name"), on="benchmark")
+constant_row = pl.DataFrame({"system": "best constant reply", "benchmark": best_constant["name"],
+                             "score": best_constant["score"]})
+template = pl.concat([results_template(p.systems), results_table(constant_row)])
+write_table(template, out / "main_table_template", title="Main results (template)")
+template

@@ -1,0 +1,157 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Actio-style harness: module ablations
+#
+# A frozen model wrapped by a harness (zing-social-mind-report §5): PRISM skills with asked-variable routing and self-exit (§5.3), Starling attribution-first state (§5.4), SAGE experience memory with its fallback cascade (§5.5) and gated retrieval of normative notes (§5.6), each gated per item and recorded in the trace. Configurations as Table 10: Base, +skills, +memory (Starling + SAGE), +retrieval, Full, on the same items; one greedy direct answer per item. Logic: `cogrsi_lib/harness/`.
+
+# %% tags=["parameters"]
+# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (HarnessParams).
+# `cogrsi stage harness` (what `dvc repro` runs) injects params.yaml[harness] here.
+params = {}
+out_dir = None
+
+
+# %%
+from cogrsi_lib import stage_params
+
+p = stage_params.load('harness', params)
+
+# %%
+import time
+
+from cogrsi_lib.harness import stage as hs
+from cogrsi_lib.harness.embedding import MiniLMEmbedder
+from cogrsi_lib.harness.runtime import HarnessConfig, HarnessSystem, build_ablations
+from cogrsi_lib.llm import start_tally
+from cogrsi_lib.llm.config import build_backend
+from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
+from cogrsi_lib.reports import write_json, write_replies, write_table
+from cogrsi_lib.stats import chance_table
+
+# %%
+out = resolve_out_dir(out_dir, 'harness')
+tally = start_tally()  # every model call of this stage, by prompt family
+harness_config = {**p.harness_config, 'structured': p.structured}
+backend = build_backend(p.llm, base_dir=find_repo_root())
+embedder = MiniLMEmbedder()
+items, skipped = hs.evaluation_items(p.benchmarks, p.n_per_benchmark, p.n_oracle, p.oracle_seed)
+{'items': {k: len(v) for k, v in items.items()}, 'skipped': skipped}
+
+# %% [markdown]
+# ## SAGE distillation (development items only)
+#
+# The Generator is the base system; the Reflector's replies are checked strictly and rejections logged. Development items are disjoint from the evaluated ones.
+
+# %%
+t0 = time.perf_counter()
+test_ids = [it.item_id for its in items.values() for it in its]
+dev_items = hs.development_items(p.dev['n_tombench'], p.dev['n_oracle'], p.dev['oracle_seed'],
+                                 skip_tombench=p.n_per_benchmark)
+base = HarnessSystem(backend, HarnessConfig(**harness_config), name='harness:base')
+store, distil_log = hs.distil_store(base, dev_items, embedder, test_ids=test_ids,
+                                    budget=p.dev['budget'], rounds=p.dev['rounds'],
+                                    max_tokens=p.dev['max_tokens'])
+store.to_json(out / 'experience_store.json')
+write_json(distil_log, out / 'distil_log.json')
+{'dev_items': len(dev_items), 'entries': len(store),
+ 'seconds': round(time.perf_counter() - t0, 1)}
+
+# %% [markdown]
+# ## Ablations
+#
+# Accuracy by configuration and source (unparsed answers count as wrong), with calls and tokens per question, and each configuration's change against Base in points.
+
+# %%
+t0 = time.perf_counter()
+systems = build_ablations(backend, p.ablations, config=harness_config, store=store,
+                          embedder=embedder)
+frame = hs.run(systems, items, batch_size=p.batch_size)
+wall_s = time.perf_counter() - t0
+frame.write_parquet(out / 'items.parquet')
+accuracy = hs.accuracy_table(frame)
+write_table(accuracy, out / 'ablations', title='Accuracy by harness configuration')
+accuracy
+
+# %% [markdown]
+# ## Against chance
+#
+# Each configuration's accuracy on the multiple-choice items against guessing (mean of 1/options), with a 95% interval over stories; `best_constant` is what always giving the commonest gold label scores. The embedded CPU model is expected near chance: differences between configurations then say nothing about the modules.
+
+# %%
+chance = chance_table(frame, ['system'])
+write_table(chance, out / 'chance', title='Accuracy against chance')
+chance
+
+# %%
+deltas = hs.delta_table(accuracy)
+write_table(deltas, out / 'ablation_deltas', title='Change against Base (points)')
+deltas.filter(deltas['source'] == 'all')
+
+# %% [markdown]
+# ## PRISM routing (§5.3.3.3)
+#
+# Family-hit and strict-hit against the items' own labels (ToMBench ability, Hi-ToM order, oracle depth); repair and damage against Base's answers on the same items. Unrouted items count as misses.
+
+# %%
+import polars as pl
+
+routed = [s.name for s in systems if s.router is not None]
+routing = pl.concat([hs.routing_table(frame, n) for n in routed]) if routed else None
+if routing is not None:
+    write_table(routing, out / 'routing', title='Routing diagnostics')
+routing
+
+# %% [markdown]
+# ## Module gates
+#
+# What each gate decided, per configuration: Starling (inject, or why not), SAGE's cascade level, retrieval's decision, the route's status.
+
+# %%
+decisions = hs.module_decisions(frame)
+write_table(decisions, out / 'module_decisions', title='Module gate decisions')
+coverage = [hs.experience_coverage(frame, s.name) for s in systems
+            if s.selector is not None]
+write_json(coverage, out / 'experience_coverage.json')
+decisions
+
+# %% [markdown]
+# ## Starling against the oracle and Hi-ToM (§5.8.4)
+#
+# Agreement of the state memory's answer with the oracle's on every question of sampled worlds, with the oracle's own perceivers (gold) and with perceivers derived from presence; and with Hi-ToM's gold labels, under Hi-ToM's stated rule and its generator's rule.
+
+# %%
+state = hs.state_agreement(p.agreement['n_worlds'], p.agreement['seed'],
+                           p.agreement['max_depth'])
+write_table(state, out / 'state_agreement_oracle', title='Starling vs the oracle')
+hitom = hs.hitom_agreement()
+if hitom is not None:
+    write_table(hitom, out / 'state_agreement_hitom', title='Starling vs Hi-ToM gold')
+state
+
+# %% [markdown]
+# ## Replies
+#
+# Every model call of the stage by prompt family: calls, parse rate against the family's declared format, share that hit the token cap and mean reply tokens.
+
+# %%
+replies = write_replies(tally, out / 'replies_by_family')
+write_json({'backend': p.llm.get('backend'), 'model': backend.model,
+            'embedder': embedder.name, 'ablations': p.ablations, 'wall_s': round(wall_s, 1),
+            'skipped_benchmarks': skipped, 'structured': p.structured,
+            'chance': chance.to_dicts(), 'replies': tally.to_dict()},
+           out / 'summary.json')
+replies

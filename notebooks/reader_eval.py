@@ -1,0 +1,145 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Grounded reader and baselines
+#
+# The grounded reader (CogRSI §4.1, App. G.6) and its baselines (zero-shot, CoT, self-consistency, SimToM, PercepToM and their +SC forms, §5.1) on one shared backend, on (a) counterfactual pairs of the oracle's evaluation split (a pair counts only if both versions are right, §3) and (b) the first items of each benchmark whose files are present, scored by that benchmark's own rule. An unparsed answer is wrong. Calls and tokens are counted per question (G.7: the paper's reader makes 7.3 calls and 1.51x the tokens of SC k=6). Logic: `cogrsi_lib/reader/evaluate.py`.
+
+# %% tags=["parameters"]
+# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (ReaderEvalParams).
+# `cogrsi stage reader_eval` (what `dvc repro` runs) injects params.yaml[reader_eval] here.
+params = {}
+out_dir = None
+
+
+# %%
+from cogrsi_lib import stage_params
+
+p = stage_params.load('reader_eval', params)
+
+# %%
+import time
+
+from cogrsi_lib import pairs as pairs_lib
+from cogrsi_lib.baselines import make_system
+from cogrsi_lib.llm import start_tally
+from cogrsi_lib.llm.config import build_backend
+from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
+from cogrsi_lib.reader import ReaderConfig
+from cogrsi_lib.reader import evaluate as ev
+from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table
+
+# %%
+out = resolve_out_dir(out_dir, 'reader_eval')
+tally = start_tally()  # every model call of this stage, by prompt family
+backend = build_backend(p.llm, base_dir=find_repo_root())
+config = ReaderConfig(**p.reader_config, structured=p.structured)
+chosen = [make_system(name, backend, config, p.principle) for name in p.systems]
+split = pairs_lib.to_frame(pairs_lib.generate_split(
+    'eval', p.pairs['eval_seed'], p.pairs['n_eval_narrative'], p.pairs['n_eval_dialogue']))
+pair_records = ev.select_pairs(split, p.n_pairs)
+bench_items, skipped = ev.load_bench_heads(p.benchmarks, p.n_per_benchmark)
+{'pair_versions': pair_records.height,
+ 'benchmarks': {k: len(v) for k, v in bench_items.items()}, 'skipped': skipped}
+
+# %%
+t0 = time.perf_counter()
+result = ev.evaluate(chosen, pair_records, bench_items, batch_size=p.batch_size)
+wall_s = time.perf_counter() - t0
+result.items.write_parquet(out / 'items.parquet')
+result.items.height
+
+# %% [markdown]
+# ## Accuracy
+#
+# Per system and source: `accuracy` is the share whose final answer equals the gold (unparsed answers count as wrong); `score` is the per-item score by the source's own rule (pairs: the oracle's gold).
+
+# %%
+accuracy = result.accuracy_table()
+write_table(accuracy, out / 'accuracy', title='Accuracy by system and source')
+accuracy
+
+# %% [markdown]
+# ## Against chance and against a reference
+#
+# `chance` is the mean of 1/(number of options) over the multiple-choice items; the interval bootstraps accuracy over stories; `best_constant` is what always giving the commonest gold label scores (a model stuck on one position reaches it without reading). A system whose interval contains chance is *near chance*: on the CPU default (SmolLM2-135M) expect that, and read no difference between systems into it. Then each system's score minus the reference's on the same items, with the paired bootstrap over stories (CogRSI §3) and Holm's correction over the systems.
+
+# %%
+chance = result.chance_table()
+write_table(chance, out / 'chance', title='Accuracy against chance (95% interval over stories)')
+paired = result.paired_table(p.reference) if p.reference in p.systems else None
+if paired is not None:
+    write_table(paired, out / 'paired',
+                title=f'Score difference against {p.reference} (paired bootstrap over stories)')
+chance
+
+# %%
+paired
+
+# %%
+bench_scores = result.bench_table()
+write_table(bench_scores, out / 'bench_scores',
+            title="Benchmark headline scores by each benchmark's own rule")
+bench_scores
+
+# %% [markdown]
+# ## Pair validity
+#
+# Item accuracy and pair validity per system, overall, by form and by variant.
+
+# %%
+validity = result.pair_validity_table()
+write_table(validity, out / 'pair_validity', title='Pair validity by system')
+validity.filter(validity['variant'] == 'all') if validity.height else validity
+
+# %% [markdown]
+# ## Calls and tokens
+#
+# Per question, overall and per source, with the token ratio against SC k=6; then wall time and throughput of this run (calls served from the completion cache are free).
+
+# %%
+cost = result.cost_table()
+write_table(cost, out / 'cost', title='Calls and tokens per question')
+cost.filter(cost['source'] == 'all')
+
+# %%
+throughput = result.throughput_table()
+write_table(throughput, out / 'throughput', title=f'Throughput ({wall_s:.1f} s in all)')
+throughput.select('system', 'questions', 'calls', 'cached_calls')
+
+# %% [markdown]
+# ## Cost and accuracy
+#
+# Score against tokens per question, one point per system and source.
+
+# %%
+write_table(result.cost_accuracy(), out / 'cost_accuracy')
+# saved, not displayed: an inline chart embeds a random element id in the notebook
+[f.name for f in save_chart(result.cost_accuracy_chart(), out / 'cost_accuracy')]
+
+# %% [markdown]
+# ## Replies
+#
+# Every model call of the stage by prompt family: calls, parse rate against the family's declared format, share that hit the token cap and mean reply tokens.
+
+# %%
+replies = write_replies(tally, out / 'replies_by_family')
+write_json({'backend': p.llm.get('backend'), 'model': backend.model, 'systems': p.systems,
+            'questions': result.items.height // max(1, len(p.systems)),
+            'skipped_benchmarks': skipped, 'structured': p.structured,
+            'chance': chance.to_dicts(), 'replies': tally.to_dict()},
+           out / 'summary.json')
+replies
