@@ -64,5 +64,82 @@ def stage(
     typer.echo(f"stage '{name}' done: {executed}")
 
 
+records_app = typer.Typer(help="Per-item records of a stage (items.parquet, records.parquet, ...).",
+                           no_args_is_help=True)
+app.add_typer(records_app, name="records")
+
+
+@records_app.command("show")
+def records_show(
+    path: Annotated[Path, typer.Argument(help="A records file: .parquet, .csv or .jsonl.")],
+    filters: Annotated[
+        list[str] | None,
+        typer.Option("--filter", "-f",
+                     help="COL=VALUE, COL!=VALUE or COL~TEXT (contains); repeat to combine."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="Records to show.")] = 5,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Records to skip.")] = 0,
+    columns: Annotated[
+        str | None, typer.Option("--columns", "-c", help="Comma-separated columns to show.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """Show per-item records: story, question, samples, parse status, answer, gold, calls and
+    tokens first; JSON columns decoded."""
+    from cogrsi_lib.records import (
+        RecordsError,
+        filter_records,
+        load_records,
+        render_record,
+        to_json_lines,
+    )
+
+    try:
+        frame = load_records(path)
+        total = frame.height
+        frame = filter_records(frame, filters or [])
+        chosen = [c.strip() for c in columns.split(",")] if columns else None
+        page = frame.slice(offset, limit)
+        if chosen:
+            missing = [c for c in chosen if c not in frame.columns]
+            if missing:
+                raise RecordsError(f"no columns {missing} (columns: {', '.join(frame.columns)})")
+        if as_json:
+            for line in to_json_lines(page.select(chosen) if chosen else page):
+                typer.echo(line)
+            return
+        typer.echo(f"{path}: {frame.height} of {total} records match; "
+                   f"showing {page.height} from {offset}")
+        for i, row in enumerate(page.iter_rows(named=True), start=offset):
+            typer.echo(f"\n--- record {i} " + "-" * 60)
+            typer.echo(render_record(row, chosen))
+    except RecordsError as err:
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from err
+
+
+@app.command("dvc-yaml")
+def dvc_yaml_command(
+    check: Annotated[
+        bool, typer.Option("--check", help="Fail if dvc.yaml differs from the derived one.")
+    ] = False,
+) -> None:
+    """Write dvc.yaml from the stage notebooks' imports (deps), summaries and charts."""
+    from cogrsi_lib.dvc_graph import dvc_yaml
+    from cogrsi_lib.pipeline import find_repo_root
+
+    root = find_repo_root() or Path.cwd()
+    text, path = dvc_yaml(root), root / "dvc.yaml"
+    if check:
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            typer.secho("dvc.yaml is not the derived one: run `cogrsi dvc-yaml`",
+                        fg=typer.colors.RED, err=True)
+            raise typer.Exit(1)
+        typer.echo("dvc.yaml is up to date")
+        return
+    path.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {path}")
+
+
 if __name__ == "__main__":
     app()

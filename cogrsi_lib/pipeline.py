@@ -21,9 +21,14 @@ Stage notebook convention (every notebook under `notebooks/` follows it):
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import tempfile
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +36,7 @@ import nbformat
 import papermill
 import yaml
 
-from cogrsi_lib import stage_params
+from cogrsi_lib import progress, stage_params
 
 __all__ = [
     "StageError",
@@ -46,6 +51,10 @@ ROOT_MARKERS = ("dvc.yaml", "params.yaml")
 NOTEBOOK_DIR = "notebooks"
 REPORTS_DIR = "reports"
 KERNEL_NAME = "python3"
+#: progress logs of stage runs, under the repository root (untracked)
+LOG_DIR = ".cache/logs"
+#: the longest silence of a running stage on standard error
+HEARTBEAT_S = 30.0
 
 _STAGE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _VOLATILE_KEYS = ("start_time", "end_time", "duration")
@@ -153,19 +162,71 @@ def run_stage(
     executed = out / f"{name}.ipynb"
     params = {"params": section, "out_dir": _out_dir_param(out, root, notebook.parent)}
 
+    log_path = root / LOG_DIR / f"{name}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text("", encoding="utf-8")
     try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(executed),
-            parameters=params,
-            kernel_name=kernel_name,
-            cwd=str(notebook.parent),
-            progress_bar=False,
-        )
+        with _echo(log_path, name), _environ(progress.ENV, str(log_path)):
+            papermill.execute_notebook(
+                str(notebook),
+                str(executed),
+                parameters=params,
+                kernel_name=kernel_name,
+                cwd=str(notebook.parent),
+                progress_bar=False,
+            )
     finally:
         if executed.is_file():
             _scrub(executed, root)
     return executed
+
+
+@contextmanager
+def _environ(key: str, value: str) -> Iterator[None]:
+    old = os.environ.get(key)
+    os.environ[key] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = old
+
+
+@contextmanager
+def _echo(path: Path, name: str, every: float = 1.0) -> Iterator[None]:
+    """Echo the stage's progress log to standard error while it runs, with a line at least
+    every :data:`HEARTBEAT_S` seconds, and its total time at the end."""
+    stop = threading.Event()
+    start = time.monotonic()
+
+    def follow() -> None:
+        last = time.monotonic()
+        with path.open(encoding="utf-8") as f:
+            while True:
+                lines = f.readlines()
+                for line in lines:
+                    print(f"[{name}] {line.rstrip()}", file=sys.stderr, flush=True)
+                now = time.monotonic()
+                if lines:
+                    last = now
+                elif now - last >= HEARTBEAT_S:
+                    print(f"[{name}] running, {now - start:.0f} s", file=sys.stderr, flush=True)
+                    last = now
+                if stop.is_set():
+                    return
+                stop.wait(every)
+
+    thread = threading.Thread(target=follow, name=f"echo-{name}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        print(f"[{name}] finished in {time.monotonic() - start:.0f} s", file=sys.stderr,
+              flush=True)
 
 
 def _under(root: Path, path: str | Path) -> Path:

@@ -88,6 +88,14 @@ def save_chart(
     return paths
 
 
+def show_chart(chart: alt.TopLevelMixin, stem: str | Path) -> Any:
+    """:func:`save_chart`, then the saved SVG for inline display: unlike altair's own HTML
+    output (which embeds a random element id) it is the same bytes on every run."""
+    from IPython.display import SVG
+
+    return SVG(filename=str(save_chart(chart, stem)[0]))
+
+
 def _jsonable(obj: Any) -> Any:
     """Plain JSON data: NaN/inf become null, sets are sorted, numpy/polars/dataclasses unpacked."""
     if isinstance(obj, float):

@@ -31,10 +31,13 @@ from cogrsi_lib import stage_params
 p = stage_params.load('audit', params)
 
 # %%
+from IPython.display import display
+
 from cogrsi_lib import audit
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
-from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table
+from cogrsi_lib.progress import phase
+from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 
 # %%
 out = resolve_out_dir(out_dir, 'audit')
@@ -176,7 +179,7 @@ for row in cx_examples.iter_rows(named=True):
 gains = audit.trial_gain_table(verdicts)
 write_table(gains, out / 'trial_gain', title='Trial gain of valid and invalid rules')
 if gains['n_valid'][0] or gains['n_invalid'][0]:
-    save_chart(audit.trial_gain_chart(verdicts), out / 'trial_gain')
+    display(show_chart(audit.trial_gain_chart(verdicts), out / 'trial_gain'))
 gains
 
 # %% [markdown]
@@ -235,5 +238,5 @@ if reference is not None:
     run_summary['reference_verdicts'] = dict(zip(reference['rule_id'],
                                                  reference['verdict'], strict=True))
 write_json(run_summary, out / 'summary.json')
-{k: run_summary[k] for k in ('n_questions', 'sandbox_s', 'max_rule_pair_s',
-                             'one_model_both_roles')}
+phase('audit timings: %s', audit.timings(auditor, results))
+{k: run_summary[k] for k in ('n_questions', 'n_rules', 'one_model_both_roles')}

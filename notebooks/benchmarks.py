@@ -49,7 +49,7 @@ from cogrsi_lib.bench.report import (
     results_template,
 )
 from cogrsi_lib.pipeline import resolve_out_dir
-from cogrsi_lib.reports import save_chart, write_table
+from cogrsi_lib.reports import show_chart, write_json, write_table
 
 # %%
 out = resolve_out_dir(out_dir, "benchmarks")
@@ -79,8 +79,7 @@ chart = alt.Chart(counts.to_pandas()).mark_bar().encode(
     y=alt.Y("benchmark:N", sort="-x", title=None),
     color=alt.Color("sample:N", title="sample"),
 ).properties(width=360, title="Questions per available benchmark")
-save_chart(chart, out / "questions_by_benchmark")
-chart
+show_chart(chart, out / "questions_by_benchmark")
 
 # %% [markdown]
 # ## Sample manifests (S0-S4)
@@ -122,3 +121,13 @@ constant_row = pl.DataFrame({"system": "best constant reply", "benchmark": best_
 template = pl.concat([results_template(p.systems), results_table(constant_row)])
 write_table(template, out / "main_table_template", title="Main results (template)")
 template
+
+# %% [markdown]
+# ## Summary
+#
+# The stage's headline numbers, `summary.json` (`dvc metrics show`).
+
+# %%
+write_json({"benchmarks": registry.height, "questions": int(counts["n_questions"].sum()),
+            "best_constant_score_s3": dict(best_constant.select("benchmark", "score").iter_rows())},
+           out / "summary.json")

@@ -31,14 +31,13 @@ from cogrsi_lib import stage_params
 p = stage_params.load('harness', params)
 
 # %%
-import time
-
 from cogrsi_lib.harness import stage as hs
 from cogrsi_lib.harness.embedding import MiniLMEmbedder
 from cogrsi_lib.harness.runtime import HarnessConfig, HarnessSystem, build_ablations
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.llm.config import build_backend
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
+from cogrsi_lib.progress import timed
 from cogrsi_lib.reports import write_json, write_replies, write_table
 from cogrsi_lib.stats import chance_table
 
@@ -57,18 +56,17 @@ items, skipped = hs.evaluation_items(p.benchmarks, p.n_per_benchmark, p.n_oracle
 # The Generator is the base system; the Reflector's replies are checked strictly and rejections logged. Development items are disjoint from the evaluated ones.
 
 # %%
-t0 = time.perf_counter()
 test_ids = [it.item_id for its in items.values() for it in its]
 dev_items = hs.development_items(p.dev['n_tombench'], p.dev['n_oracle'], p.dev['oracle_seed'],
                                  skip_tombench=p.n_per_benchmark)
 base = HarnessSystem(backend, HarnessConfig(**harness_config), name='harness:base')
-store, distil_log = hs.distil_store(base, dev_items, embedder, test_ids=test_ids,
-                                    budget=p.dev['budget'], rounds=p.dev['rounds'],
-                                    max_tokens=p.dev['max_tokens'])
+with timed('SAGE distillation'):
+    store, distil_log = hs.distil_store(base, dev_items, embedder, test_ids=test_ids,
+                                        budget=p.dev['budget'], rounds=p.dev['rounds'],
+                                        max_tokens=p.dev['max_tokens'])
 store.to_json(out / 'experience_store.json')
 write_json(distil_log, out / 'distil_log.json')
-{'dev_items': len(dev_items), 'entries': len(store),
- 'seconds': round(time.perf_counter() - t0, 1)}
+{'dev_items': len(dev_items), 'entries': len(store)}
 
 # %% [markdown]
 # ## Ablations
@@ -76,11 +74,10 @@ write_json(distil_log, out / 'distil_log.json')
 # Accuracy by configuration and source (unparsed answers count as wrong), with calls and tokens per question, and each configuration's change against Base in points.
 
 # %%
-t0 = time.perf_counter()
 systems = build_ablations(backend, p.ablations, config=harness_config, store=store,
                           embedder=embedder)
-frame = hs.run(systems, items, batch_size=p.batch_size)
-wall_s = time.perf_counter() - t0
+with timed('ablations'):
+    frame = hs.run(systems, items, batch_size=p.batch_size)
 frame.write_parquet(out / 'items.parquet')
 accuracy = hs.accuracy_table(frame)
 write_table(accuracy, out / 'ablations', title='Accuracy by harness configuration')
@@ -150,7 +147,7 @@ state
 # %%
 replies = write_replies(tally, out / 'replies_by_family')
 write_json({'backend': p.llm.get('backend'), 'model': backend.model,
-            'embedder': embedder.name, 'ablations': p.ablations, 'wall_s': round(wall_s, 1),
+            'embedder': embedder.name, 'ablations': p.ablations,
             'skipped_benchmarks': skipped, 'structured': p.structured,
             'chance': chance.to_dicts(), 'replies': tally.to_dict()},
            out / 'summary.json')

@@ -36,7 +36,7 @@ from cogrsi_lib.llm import start_tally
 from cogrsi_lib.loops import report
 from cogrsi_lib.loops.stage import write_logs
 from cogrsi_lib.pipeline import resolve_out_dir
-from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table
+from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 from cogrsi_lib.stats import chance_table
 
 # %%
@@ -65,8 +65,7 @@ run.rounds.select('arm', 'seed', 'round', 'discovery_accuracy', 'trial_accuracy'
 # The incumbent's accuracy on each round's new discovery cohort; filled marks are rounds that admitted an update. Below: what each loop kept.
 
 # %%
-# saved, not displayed: an inline chart embeds a random element id in the notebook
-[f.name for f in save_chart(report.round_chart(run.rounds), out / 'rounds')]
+show_chart(report.round_chart(run.rounds), out / 'rounds')
 
 # %%
 kept = report.kept_rules(run.rounds, run.candidates)

@@ -31,7 +31,6 @@ from cogrsi_lib import stage_params
 p = stage_params.load('nested', params)
 
 # %%
-from IPython.display import SVG
 
 from cogrsi_lib.nested import (
     ADVERSARIAL,
@@ -53,7 +52,7 @@ from cogrsi_lib.nested import (
     write_items_jsonl,
 )
 from cogrsi_lib.pipeline import resolve_out_dir
-from cogrsi_lib.reports import save_chart, write_json, write_table
+from cogrsi_lib.reports import show_chart, write_json, write_table
 
 # %%
 out = resolve_out_dir(out_dir, 'nested')
@@ -119,8 +118,7 @@ overall
 # %%
 curves = baseline_curves(items)
 write_table(curves, out / 'depth_curve', title='Accuracy by depth per predictor')
-svg, _ = save_chart(depth_chart(curves, chance=1 / p.n_containers), out / 'depth_curve')
-SVG(filename=svg)
+show_chart(depth_chart(curves, chance=1 / p.n_containers), out / 'depth_curve')
 
 # %%
 oracle_score = score(items, oracle_replies(items), baselines=baselines)
@@ -144,3 +142,13 @@ gate = integrity_table(gen, baselines, curves)
 write_table(gate, out / 'integrity', title='Gate A: benchmark integrity')
 require(gate)
 gate
+
+# %% [markdown]
+# ## Summary
+#
+# The stage's headline numbers, `summary.json` (`dvc metrics show`).
+
+# %%
+write_json({"n_items": len(items), "worlds_sampled": gen.worlds_sampled,
+            "oracle_accuracy": oracle_score.accuracy, "gate_a": gate.to_dicts()},
+           out / "summary.json")

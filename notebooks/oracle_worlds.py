@@ -31,12 +31,11 @@ from cogrsi_lib import stage_params
 p = stage_params.load('oracle_worlds', params)
 
 # %%
-import time
-
 from cogrsi_lib.oracle.sampler import SamplerConfig, question_table, sample_worlds, world_table
 from cogrsi_lib.oracle.summary import event_summary, question_summary
 from cogrsi_lib.pipeline import resolve_out_dir
-from cogrsi_lib.reports import write_table
+from cogrsi_lib.progress import progress, timed
+from cogrsi_lib.reports import write_json, write_table
 
 # %%
 out = resolve_out_dir(out_dir, "oracle_worlds")
@@ -44,11 +43,11 @@ cfg = SamplerConfig(min_agents=p.min_agents, max_agents=p.max_agents, n_containe
                     min_events=p.min_events, max_events=p.max_events,
                     p_hidden_observer=p.p_hidden_observer, p_missed=p.p_missed,
                     testimony=p.testimony, opening=p.opening)
-start = time.perf_counter()
-worlds = list(sample_worlds(p.n_worlds, p.seed, cfg))
-questions = question_table(worlds, p.max_depth)
-seconds = time.perf_counter() - start
-print(f"{len(worlds)} worlds, {questions.height} questions in {seconds:.2f} s")
+with timed("sampling worlds and their questions"):
+    worlds = list(progress(sample_worlds(p.n_worlds, p.seed, cfg), desc="worlds",
+                           total=p.n_worlds))
+    questions = question_table(worlds, p.max_depth)
+{"worlds": len(worlds), "questions": questions.height}
 
 # %%
 worlds_df = world_table(worlds)
@@ -67,3 +66,13 @@ events
 conditions = worlds_df.group_by("lie_condition").len().sort("lie_condition")
 write_table(conditions, out / "lie_conditions", title="Worlds per lie condition (plan §5.4)")
 conditions
+
+# %% [markdown]
+# ## Summary
+#
+# The stage's headline numbers, `summary.json` (`dvc metrics show`).
+
+# %%
+write_json({"n_worlds": len(worlds), "n_questions": questions.height,
+            "testimony": p.testimony, "opening": p.opening,
+            "worlds_by_lie_condition": dict(conditions.iter_rows())}, out / "summary.json")

@@ -33,7 +33,7 @@ p = stage_params.load('pairs', params)
 # %%
 from cogrsi_lib import pairs
 from cogrsi_lib.pipeline import resolve_out_dir
-from cogrsi_lib.reports import save_chart, write_table
+from cogrsi_lib.reports import show_chart, write_json, write_table
 
 # %%
 out = resolve_out_dir(out_dir, 'pairs')
@@ -70,8 +70,7 @@ sanity
 # %%
 long = pairs.sanity_long(splits)
 write_table(long, out / 'oracle_sanity_long')
-# saved, not displayed: an inline chart embeds a random element id in the notebook
-[f.name for f in save_chart(pairs.sanity_chart(long, split='eval'), out / 'oracle_sanity')]
+show_chart(pairs.sanity_chart(long, split='eval'), out / 'oracle_sanity')
 
 # %% [markdown]
 # ## Examples
@@ -82,3 +81,13 @@ write_table(long, out / 'oracle_sanity_long')
 examples = pairs.examples(splits)
 write_table(examples, out / 'examples', title='One pair per variant and split')
 examples.head(4)
+
+# %% [markdown]
+# ## Summary
+#
+# The stage's headline numbers, `summary.json` (`dvc metrics show`).
+
+# %%
+write_json({"pairs": {split: df["pair_id"].n_unique() for split, df in splits.items()},
+            "versions": {split: df.height for split, df in splits.items()}},
+           out / "summary.json")

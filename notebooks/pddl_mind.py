@@ -46,7 +46,7 @@ from cogrsi_lib.llm import start_tally
 from cogrsi_lib.oracle.sampler import SamplerConfig, sample_worlds
 from cogrsi_lib.pddl import report
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
-from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table
+from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 from cogrsi_lib.stats import chance_table
 
 out = resolve_out_dir(out_dir, "pddl_mind")
@@ -110,8 +110,7 @@ records.height
 table = report.ladder_table(records)
 write_table(table, out / 'ladder', title='PDDL-Mind ladder (Table 1): accuracy, parsing, '
             'verification, calls and tokens per example')
-# saved, not displayed: an inline chart embeds a random element id in the notebook
-[f.name for f in save_chart(report.ladder_chart(table), out / 'ladder')]
+show_chart(report.ladder_chart(table), out / 'ladder')
 
 # %%
 table.select('source', 'variant', 'n', 'accuracy', 'trace_correct',

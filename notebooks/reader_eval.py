@@ -31,16 +31,15 @@ from cogrsi_lib import stage_params
 p = stage_params.load('reader_eval', params)
 
 # %%
-import time
-
 from cogrsi_lib import pairs as pairs_lib
 from cogrsi_lib.baselines import make_system
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.llm.config import build_backend
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
+from cogrsi_lib.progress import phase, timed
 from cogrsi_lib.reader import ReaderConfig
 from cogrsi_lib.reader import evaluate as ev
-from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table
+from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 
 # %%
 out = resolve_out_dir(out_dir, 'reader_eval')
@@ -56,9 +55,8 @@ bench_items, skipped = ev.load_bench_heads(p.benchmarks, p.n_per_benchmark)
  'benchmarks': {k: len(v) for k, v in bench_items.items()}, 'skipped': skipped}
 
 # %%
-t0 = time.perf_counter()
-result = ev.evaluate(chosen, pair_records, bench_items, batch_size=p.batch_size)
-wall_s = time.perf_counter() - t0
+with timed("reader and baselines"):
+    result = ev.evaluate(chosen, pair_records, bench_items, batch_size=p.batch_size)
 result.items.write_parquet(out / 'items.parquet')
 result.items.height
 
@@ -108,7 +106,7 @@ validity.filter(validity['variant'] == 'all') if validity.height else validity
 # %% [markdown]
 # ## Calls and tokens
 #
-# Per question, overall and per source, with the token ratio against SC k=6; then wall time and throughput of this run (calls served from the completion cache are free).
+# Per question, overall and per source, with the token ratio against SC k=6. Wall time and throughput go to the stage's log (`.cache/logs/reader_eval.log`), since they vary from run to run.
 
 # %%
 cost = result.cost_table()
@@ -116,9 +114,8 @@ write_table(cost, out / 'cost', title='Calls and tokens per question')
 cost.filter(cost['source'] == 'all')
 
 # %%
-throughput = result.throughput_table()
-write_table(throughput, out / 'throughput', title=f'Throughput ({wall_s:.1f} s in all)')
-throughput.select('system', 'questions', 'calls', 'cached_calls')
+# wall time and speed vary from run to run: logged (reports' files stay identical on a rerun)
+phase('throughput: %s', result.throughput_table().to_dicts())
 
 # %% [markdown]
 # ## Cost and accuracy
@@ -127,8 +124,7 @@ throughput.select('system', 'questions', 'calls', 'cached_calls')
 
 # %%
 write_table(result.cost_accuracy(), out / 'cost_accuracy')
-# saved, not displayed: an inline chart embeds a random element id in the notebook
-[f.name for f in save_chart(result.cost_accuracy_chart(), out / 'cost_accuracy')]
+show_chart(result.cost_accuracy_chart(), out / 'cost_accuracy')
 
 # %% [markdown]
 # ## Replies

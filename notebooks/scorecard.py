@@ -33,13 +33,12 @@ from cogrsi_lib import stage_params
 p = stage_params.load('scorecard', params)
 
 # %%
-from IPython.display import SVG
 
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.nested import require
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
 from cogrsi_lib.reader import records_to_frame
-from cogrsi_lib.reports import save_chart, write_json, write_replies, write_table
+from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 from cogrsi_lib.scorecard import (
     build_profile,
     decision_checks,
@@ -134,8 +133,7 @@ chance
 # %%
 curves = depth_curves(list(runs.values()), frozen.suites.heuristic_baselines())
 write_table(curves, out / 'depth_curve', title='Accuracy by depth per variant and the best shallow heuristic')
-svg, _ = save_chart(depth_figure(curves, chance=1 / p.n_containers), out / 'depth_curve')
-SVG(filename=svg)
+show_chart(depth_figure(curves, chance=1 / p.n_containers), out / 'depth_curve')
 
 # %% [markdown]
 # ## Suite A by lie condition
@@ -181,8 +179,7 @@ summary = stack(runs, lambda r: r.selfpred.summary)
 write_table(summary, out / 'prediction_summary', title='Suite D: accuracy, Brier and lifts by target')
 curve = runs['bare'].selfpred.curve
 write_table(curve, out / 'learning_curve', title='Suite D: learning curve of the bare variant')
-svg, _ = save_chart(curve_chart(curve), out / 'learning_curve')
-SVG(filename=svg)
+show_chart(curve_chart(curve), out / 'learning_curve')
 
 # %% [markdown]
 # ## Interventions and Gates B-E

@@ -31,6 +31,10 @@ class DemoParams(StageParams):  # the kernel's copy of the test's demo schema
     n_items: int = 1
 
 p = DemoParams.model_validate(params)
+from cogrsi_lib.progress import phase, progress
+phase("demo phase starts")
+for _ in progress(range(3), desc="demo items"):
+    pass
 greeting, n_items = p.greeting, p.n_items
 
 out = resolve_out_dir(out_dir, "demo")
@@ -79,9 +83,16 @@ def cell_text(cell: nbformat.NotebookNode) -> str:
     return "".join(out.get("text", "") for out in cell.get("outputs", []))
 
 
-def test_run_stage_injects_params_and_writes_reports(tmp_path: Path) -> None:
+def test_run_stage_injects_params_and_writes_reports(tmp_path: Path, capfd) -> None:
     root = make_repo(tmp_path / "repo")
     executed = run_stage("demo", repo_root=root)
+    # progress reaches the runner's standard error, not the executed notebook
+    err = capfd.readouterr().err
+    assert "[demo] " in err and "demo phase starts" in err and "demo items" in err
+    assert "[demo] finished in" in err
+    assert "demo phase" in (root / ".cache" / "logs" / "demo.log").read_text()
+    shown = "".join(cell_text(c) for c in nbformat.read(executed, as_version=4).cells)
+    assert "greeting is" in shown and "demo phase" not in shown and "demo items" not in shown
 
     out = root / "reports" / "demo"
     assert executed == out / "demo.ipynb"

@@ -75,6 +75,7 @@ _EXPORTS = {
     "reference_audit": "stage",
     "replay_answerer": "stage",
     "summary": "stage",
+    "timings": "stage",
     "uses_models": "stage",
 }
 

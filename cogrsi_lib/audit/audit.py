@@ -22,6 +22,7 @@ from cogrsi_lib.audit.sandbox import RunResult, SandboxLimits, normalise, run_ma
 from cogrsi_lib.audit.snapshot import AuditSample
 from cogrsi_lib.audit.translate import Translation, Translator, text_id
 from cogrsi_lib.audit.verdict import Verdict, VerdictConfig, decide
+from cogrsi_lib.progress import phase
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class Auditor:
             if t.code is not None and t.code not in self._runs:
                 todo[t.code] = t.code
         codes = list(todo)
+        phase("audit: %d translations in the sandbox", len(codes))
         results = run_many(codes, self.sample, self.config.limits, self.config.workers)
         self._runs.update(zip(codes, results, strict=True))
 
@@ -116,6 +118,7 @@ class Auditor:
     def _translate(self, texts: list[str]) -> tuple[dict[str, list[Translation]],
                                                     dict[str, list[Translation]]]:
         """Per text: the final translations, and the first ones where any was recompiled."""
+        phase("audit: %d rules to translate, %d translators", len(texts), len(self.translators))
         per_role = [tr.translate_many(texts) for tr in self.translators]
         cap = self.config.recompile_max_tokens
         redone: list[dict[int, Translation]] = [{}, {}]

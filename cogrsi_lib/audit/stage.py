@@ -71,10 +71,8 @@ def reference_audit(sample: Any, config: AuditConfig, rules: Any
 
 
 def summary(auditor: Auditor, audits: Sequence[RuleAudit], **extra: Any) -> dict[str, Any]:
-    """Sizes, timings and translator roles of one audit run."""
+    """Sizes and translator roles of one audit run (its timings: :func:`timings`)."""
     sample = auditor.sample
-    runs = [r for a in audits for r in a.runs if r.ok]
-    per_rule = [a.sandbox_s for a in audits if all(r.ok for r in a.runs)]
     return {
         "n_worlds": len(sample.worlds),
         "n_questions": sample.n_questions,
@@ -84,11 +82,20 @@ def summary(auditor: Auditor, audits: Sequence[RuleAudit], **extra: Any) -> dict
         "n_texts": len({a.text for a in audits}),
         "translators": [t.describe() for t in auditor.translators],
         "one_model_both_roles": len({t.backend.identity for t in auditor.translators}) == 1,
+        "config": auditor.config,
+        **extra,
+    }
+
+
+def timings(auditor: Auditor, audits: Sequence[RuleAudit]) -> dict[str, float | None]:
+    """Seconds spent translating and in the sandbox, the slowest rule's pair of runs and the
+    median run. They vary from run to run, so they go to the log, not to the stage's files."""
+    runs = [r for a in audits for r in a.runs if r.ok]
+    per_rule = [a.sandbox_s for a in audits if all(r.ok for r in a.runs)]
+    return {
         "translate_s": round(auditor.timings["translate_s"], 3),
         "sandbox_s": round(auditor.timings["sandbox_s"], 3),
         "max_rule_pair_s": round(max(per_rule), 3) if per_rule else None,
         "median_translation_run_s": (round(sorted(r.wall_s for r in runs)[len(runs) // 2], 3)
                                      if runs else None),
-        "config": auditor.config,
-        **extra,
     }

@@ -19,6 +19,7 @@ from cogrsi_lib.harness.experience import ExperienceStore, coverage, distil, gui
 from cogrsi_lib.harness.router import RoutingRow, routing_metrics
 from cogrsi_lib.harness.runtime import HarnessSystem
 from cogrsi_lib.harness.taxonomy import annotate
+from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 from cogrsi_lib.reader.records import ItemRecord
 
@@ -113,6 +114,7 @@ def run(
     rows: list[dict[str, Any]] = []
     for source, its in items.items():
         for system in systems:
+            phase("harness %s on %s: %d items", system.name, source, len(its))
             for start in range(0, len(its), batch_size):
                 chunk = list(its[start : start + batch_size])
                 for it, rec in zip(chunk, system.answer_batch(chunk), strict=True):
@@ -128,6 +130,7 @@ def _row(source: str, item: ReaderItem, rec: ItemRecord) -> dict[str, Any]:
         family=a.family if a else None,
         dimension=a.dimension if a else None,
         tag=a.tag if a else None,
+        **item.text_columns(),
     )
     return row
 

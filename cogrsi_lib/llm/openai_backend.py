@@ -39,6 +39,7 @@ from typing import Any
 from cogrsi_lib.llm.backend import Backend, context_failure, count_words
 from cogrsi_lib.llm.reply_format import openai_response_format, vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job, sha256_json
+from cogrsi_lib.progress import progress
 
 STRUCTURED_MODES = ("response_format", "vllm")
 RETRY_STATUS = {408, 409, 429}
@@ -347,7 +348,14 @@ class OpenAIBackend(Backend):
         if not jobs:
             return []
         width = min(len(jobs), sum(e.capacity for e in self.endpoints))
-        if width == 1:
-            return [self._one(j) for j in jobs]
-        with ThreadPoolExecutor(max_workers=width) as pool:
-            return list(pool.map(self._one, jobs))
+        with progress(desc=f"{self._model} replies", total=len(jobs), unit="reply") as bar:
+
+            def one(job: Job) -> Completion:
+                c = self._one(job)
+                bar.update(1)
+                return c
+
+            if width == 1:
+                return [one(j) for j in jobs]
+            with ThreadPoolExecutor(max_workers=width) as pool:
+                return list(pool.map(one, jobs))

@@ -32,6 +32,7 @@ from cogrsi_lib.loops.gates import CandidateView, Gate, GateResult
 from cogrsi_lib.loops.library import Artifact, artifact_from_json, empty_artifact
 from cogrsi_lib.loops.registration import Scored, cohort_gain, select, verdict
 from cogrsi_lib.loops.slot import Scorer
+from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.principles import principle_id
 from cogrsi_lib.reader.records import ItemRecord, records_to_frame
@@ -191,6 +192,7 @@ class Loop:
         n = self.settings.rounds if rounds is None else rounds
         start, artifact, sampler = self._start()
         for r in range(start, n):
+            phase("loop %s seed %s: round %d of %d", self.arm.name, self.seed, r + 1, n)
             artifact = self.run_round(r, artifact, sampler)
         return LoopResult(self.arm, self.seed, artifact, self.run_dir)
 

@@ -283,7 +283,7 @@ def evaluate(
         else:
             score = float(_judge(source, originals[(source, item.item_id)], rec.answer).value)
         rows.append({**{k: (None if v is None else str(v)) for k, v in meta.items()},
-                     **row, "score": score})
+                     **row, "score": score, **item.text_columns()})
     frame = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
     return ReaderEval(frame, pair_records, bench, wall)
 

@@ -7,6 +7,7 @@ benchmark loaders and hand-written examples all plug in: context text, question,
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,11 @@ class ReaderItem:
     character: str | None = None
     segments: tuple[str, ...] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def text_columns(self) -> dict[str, str | None]:
+        """The item's text as record columns: story, question and options (a JSON list)."""
+        return {"story": self.context, "question": self.question,
+                "options_json": None if self.options is None else json.dumps(list(self.options))}
 
     def __post_init__(self) -> None:
         if self.kind not in ("narrative", "conversation"):

@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.types import Completion, Request
+from cogrsi_lib.progress import phase, progress
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.prompts import read_answer
 from cogrsi_lib.reader.records import ItemRecord, SampleRecord
@@ -56,7 +57,9 @@ def run_system(
 ) -> list[ItemRecord]:
     """Answer items in batches (each batch is one phase-by-phase pass of the system)."""
     out: list[ItemRecord] = []
-    for batch in chunks(items, batch_size):
+    phase("%s: %d items", system.name, len(items))
+    for batch in progress(list(chunks(items, batch_size)), desc=f"{system.name} batches",
+                          unit="batch"):
         out.extend(system.answer_batch(batch))
     return out
 

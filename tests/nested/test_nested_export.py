@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
-import nbformat
 import polars as pl
-import yaml
 
 from cogrsi_lib.nested import (
     generation_table,
@@ -72,24 +68,3 @@ def test_tables(tmp_path: Path) -> None:
     assert cells["worlds_to_fill"].max() == gen.worlds_sampled
 
 
-def _load_builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "build_nested", ROOT / "notebooks" / "_build" / "build_nested.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_notebook_is_built_from_the_script_with_parameters_first(tmp_path: Path) -> None:
-    _load_builder().build(tmp_path / "nested.ipynb")
-    built = nbformat.read(tmp_path / "nested.ipynb", as_version=4)
-    committed = nbformat.read(ROOT / "notebooks" / "nested.ipynb", as_version=4)
-    assert [c.source for c in built.cells] == [c.source for c in committed.cells]
-    code = [c for c in committed.cells if c.cell_type == "code"]
-    assert code[0].metadata.get("tags") == ["parameters"]
-    assert all(not c.get("outputs") for c in code)
-    names: dict = {}
-    exec(code[0].source, names)  # noqa: S102 - the parameters cell is plain assignments
-    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["nested"]
-    assert set(params) | {"out_dir"} == {k for k in names if not k.startswith("__")}
-    assert names["out_dir"] is None

@@ -139,15 +139,3 @@ def test_prompt_kinds_and_unknown_prompts() -> None:
     assert prompt_kind("hello") is None
     m = ScriptedModel()
     assert ScriptedBackend(m).generate_one(Request.of("Where is it?"))[0].text == UNSURE
-
-
-def test_notebook_matches_its_build_script(tmp_path: Path) -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "build_scorecard", ROOT / "notebooks" / "_build" / "build_scorecard.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    mod.build(tmp_path / "scorecard.ipynb")
-    assert (tmp_path / "scorecard.ipynb").read_bytes() == \
-        (ROOT / "notebooks" / "scorecard.ipynb").read_bytes()

@@ -1,0 +1,49 @@
+"""dvc.yaml is derived from the notebooks' imports and must match the committed file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from cogrsi_lib.dvc_graph import dvc_yaml, stage_deps, stage_plots
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_committed_dvc_yaml_is_the_derived_one():
+    assert (ROOT / "dvc.yaml").read_text() == dvc_yaml(ROOT), "run `cogrsi dvc-yaml`"
+
+
+def test_every_stage_declares_its_summary_as_a_metric():
+    doc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    assert {m.split("/")[1] for m in doc["metrics"]} == set(doc["stages"])
+    assert all(p.endswith(".svg") for p in doc["plots"])
+
+
+def write(root: Path, rel: str, text: str = "") -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_deps_follow_lazy_relative_and_data_reading_imports(tmp_path):
+    write(tmp_path, "cogrsi_lib/__init__.py")
+    write(tmp_path, "cogrsi_lib/alpha/__init__.py", "from .one import f\n")
+    write(tmp_path, "cogrsi_lib/alpha/one.py", "def f():\n    from cogrsi_lib import beta\n")
+    # a module of a reached package that nothing imports is still followed (lazy exports)
+    write(tmp_path, "cogrsi_lib/alpha/lazy.py", "import cogrsi_lib.gamma.deep\n")
+    write(tmp_path, "cogrsi_lib/beta.py", "from cogrsi_lib.bench import load\n")
+    write(tmp_path, "cogrsi_lib/gamma/__init__.py")
+    write(tmp_path, "cogrsi_lib/gamma/deep.py")
+    write(tmp_path, "cogrsi_lib/bench/__init__.py", "def load(): ...\n")
+    write(tmp_path, "cogrsi_lib/unused.py")
+    write(tmp_path, "notebooks/demo.py",
+          "from cogrsi_lib.alpha import f\nshow_chart(chart, out / 'curve')\n")
+    deps = stage_deps("demo", tmp_path)
+    assert deps == ["notebooks/demo.ipynb", "cogrsi_lib/__init__.py", "cogrsi_lib/alpha",
+                    "cogrsi_lib/bench", "cogrsi_lib/beta.py", "cogrsi_lib/gamma", "data"]
+    assert stage_plots("demo", tmp_path) == ["reports/demo/curve.svg"]
+    write(tmp_path, "notebooks/plain.py", "import cogrsi_lib.gamma\n")
+    assert stage_deps("plain", tmp_path) == ["notebooks/plain.ipynb", "cogrsi_lib/__init__.py",
+                                             "cogrsi_lib/gamma"]

@@ -1,0 +1,31 @@
+"""constraints.txt pins every package the project's extras need (scripts/lock-env.sh)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pins() -> dict[str, str]:
+    out = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            out[re.sub(r"[-_.]+", "-", name.lower())] = version
+    return out
+
+
+def test_every_requirement_of_the_tested_extras_is_pinned():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    wanted = project["dependencies"] + extras["dev"] + extras["embedded"] + extras["openai"]
+    pinned = pins()
+    for requirement in wanted:
+        if "sys_platform" in requirement and "linux" not in requirement:
+            continue
+        name = re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9_.-]+", requirement)[0].lower())
+        assert name in pinned, f"{name} is not in constraints.txt: run scripts/lock-env.sh"
+    assert pinned["torch"] == "2.13.0" and "+" not in "".join(pinned.values())
