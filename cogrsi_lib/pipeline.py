@@ -166,7 +166,7 @@ def run_stage(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("", encoding="utf-8")
     try:
-        with _echo(log_path, name), _environ(progress.ENV, str(log_path)):
+        with _echo(log_path, name), _environ({**progress.QUIET, progress.ENV: str(log_path)}):
             papermill.execute_notebook(
                 str(notebook),
                 str(executed),
@@ -182,16 +182,18 @@ def run_stage(
 
 
 @contextmanager
-def _environ(key: str, value: str) -> Iterator[None]:
-    old = os.environ.get(key)
-    os.environ[key] = value
+def _environ(values: Mapping[str, str]) -> Iterator[None]:
+    """``values`` set in the environment (a kernel started meanwhile inherits them)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try:
         yield
     finally:
-        if old is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @contextmanager

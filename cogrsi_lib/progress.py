@@ -2,7 +2,9 @@
 
 ``cogrsi stage`` sets :data:`ENV` to a log file outside ``reports/`` and echoes that file to
 its own standard error while the notebook runs, so ``dvc repro`` shows where a stage is and
-the executed notebook (a stage output) stays byte-identical from run to run. Anywhere else
+the executed notebook (a stage output) stays byte-identical from run to run. It also turns
+off other libraries' tqdm bars there (:data:`QUIET`; ours set ``disable=False``), which would
+print speeds into the notebook. Anywhere else
 (JupyterLab, scripts, tests) bars and lines go to standard error.
 """
 
@@ -22,6 +24,9 @@ __all__ = ["ENV", "log", "phase", "progress", "timed"]
 
 #: the environment variable naming the progress log of a stage run
 ENV = "COGRSI_PROGRESS"
+#: environment of a stage's kernel: other libraries' bars off, and the warning tqdm gives in
+#: a kernel without ipywidgets (it names a local path) silenced
+QUIET = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore:IProgress not found"}
 #: seconds between two updates of one bar written to the log
 LOG_INTERVAL = 10.0
 
@@ -84,8 +89,9 @@ def progress(iterable: Iterable[T] | None = None, *, desc: str, total: int | Non
     sink = _sink()
     if sink is not None:
         return _tqdm(iterable, desc=desc, total=total, unit=unit, file=sink,
-                     mininterval=LOG_INTERVAL, ncols=100, ascii=True)
-    return _tqdm(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, mininterval=1.0)
+                     mininterval=LOG_INTERVAL, ncols=100, ascii=True, disable=False)
+    return _tqdm(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, mininterval=1.0,
+                 disable=False)
 
 
 @contextmanager

@@ -128,6 +128,7 @@ template
 # The stage's headline numbers, `summary.json` (`dvc metrics show`).
 
 # %%
-write_json({"benchmarks": registry.height, "questions": int(counts["n_questions"].sum()),
-            "best_constant_score_s3": dict(best_constant.select("benchmark", "score").iter_rows())},
-           out / "summary.json")
+summary = {"benchmarks": registry.height, "questions": int(counts["n_questions"].sum()),
+           "best_constant_score_s3": dict(best_constant.select("benchmark", "score").iter_rows())}
+write_json(summary, out / "summary.json")
+summary

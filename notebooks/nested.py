@@ -149,6 +149,7 @@ gate
 # The stage's headline numbers, `summary.json` (`dvc metrics show`).
 
 # %%
-write_json({"n_items": len(items), "worlds_sampled": gen.worlds_sampled,
-            "oracle_accuracy": oracle_score.accuracy, "gate_a": gate.to_dicts()},
-           out / "summary.json")
+summary = {"n_items": len(items), "worlds_sampled": gen.worlds_sampled,
+           "oracle_accuracy": oracle_score.accuracy, "gate_a": gate.to_dicts()}
+write_json(summary, out / "summary.json")
+summary

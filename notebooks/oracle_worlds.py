@@ -73,6 +73,8 @@ conditions
 # The stage's headline numbers, `summary.json` (`dvc metrics show`).
 
 # %%
-write_json({"n_worlds": len(worlds), "n_questions": questions.height,
-            "testimony": p.testimony, "opening": p.opening,
-            "worlds_by_lie_condition": dict(conditions.iter_rows())}, out / "summary.json")
+summary = {"n_worlds": len(worlds), "n_questions": questions.height,
+           "testimony": p.testimony, "opening": p.opening,
+           "worlds_by_lie_condition": dict(conditions.iter_rows())}
+write_json(summary, out / "summary.json")
+summary

@@ -88,6 +88,7 @@ examples.head(4)
 # The stage's headline numbers, `summary.json` (`dvc metrics show`).
 
 # %%
-write_json({"pairs": {split: df["pair_id"].n_unique() for split, df in splits.items()},
-            "versions": {split: df.height for split, df in splits.items()}},
-           out / "summary.json")
+summary = {"pairs": {split: df["pair_id"].n_unique() for split, df in splits.items()},
+           "versions": {split: df.height for split, df in splits.items()}}
+write_json(summary, out / "summary.json")
+summary

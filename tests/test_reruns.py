@@ -42,7 +42,11 @@ def test_a_rerun_gives_the_same_bytes(stage, tmp_path):
 
 
 def dvc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    """DVC in ``cwd``, reading benchmark data from that clone only: its data/ and no shared
+    samples from outside the repository (``../shared/benchmarks`` is not a DVC input)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "COGRSI_DATA": str(cwd / "data" / "benchmarks"),
+           "COGRSI_SHARED_BENCHMARKS": str(cwd / "no-shared-samples")}
     return subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, env=env, text=True,
                           capture_output=True, check=False)
 
