@@ -24,6 +24,9 @@ from cogrsi_lib.audit.translate import Translation, Translator, text_id
 from cogrsi_lib.audit.verdict import Verdict, VerdictConfig, decide
 from cogrsi_lib.progress import phase
 
+#: run-summary keys that vary from run to run (seconds): logged, kept out of the tables
+RUN_TIMINGS = ("wall_s", "run_s", "load_s")
+
 
 @dataclass(frozen=True)
 class AuditConfig:
@@ -66,14 +69,13 @@ class RuleAudit:
             "recompiled": ",".join(self.recompiled),
             "verdict_before_recompile": (self.before_recompile.verdict
                                          if self.before_recompile else v["verdict"]),
-            "sandbox_s": round(self.sandbox_s, 3),
-        }  # fmt: skip
+        }  # fmt: skip (sandbox seconds vary by run: stage.timings logs them)
 
     def translation_rows(self) -> list[dict[str, Any]]:
         rows = []
         for t, r in zip(self.translations, self.runs, strict=True):
             rows.append({"rule_id": self.rule_id, **t.to_dict(), **{
-                f"run_{k}": v for k, v in r.summary().items()}})
+                f"run_{k}": v for k, v in r.summary().items() if k not in RUN_TIMINGS}})
         return rows
 
 

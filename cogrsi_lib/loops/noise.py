@@ -102,10 +102,12 @@ def measured_cohort_sd(cohorts: pl.DataFrame) -> float | None:
     trial = cohorts.filter(pl.col("cohort").str.starts_with("trial"))
     if trial.height == 0:
         return None
-    g = (trial.group_by(["arm", "seed", "round", "role", "candidate"])
+    keys = ["arm", "seed", "round", "role", "candidate"]
+    g = (trial.group_by(keys)
          .agg(pl.col("accuracy").var(ddof=1).alias("var"), pl.len().alias("k"))
-         .filter(pl.col("k") > 1))
+         .filter(pl.col("k") > 1)
+         .sort(keys))  # a fixed order: the float sum below is the same on every run
     if g.height == 0:
         return None
     dof = (g["k"] - 1).sum()
-    return float(math.sqrt(float((g["var"] * (g["k"] - 1)).sum()) / dof))
+    return float(math.sqrt(math.fsum((g["var"] * (g["k"] - 1)).to_list()) / dof))

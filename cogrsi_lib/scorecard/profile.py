@@ -188,7 +188,7 @@ def depth_curves(runs: Sequence[SystemRun], baselines: pl.DataFrame) -> pl.DataF
         best = best_shortcut(baselines, subset)
         n = baselines.filter(pl.col("subset") == subset).group_by("depth").agg(
             pl.col("n").first())
-        for row in best.join(n, on="depth").iter_rows(named=True):
+        for row in best.join(n, on="depth").sort("depth").iter_rows(named=True):
             rows.append({"predictor": "best shallow heuristic", "subset": subset,
                          "depth": row["depth"], "n": row["n"],
                          "accuracy": row["best_heuristic_accuracy"]})
