@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -31,6 +32,7 @@ QUIET = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore:IProgress not found"}
 LOG_INTERVAL = 10.0
 
 log = logging.getLogger("cogrsi")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # cursor moves tqdm writes for nested bars
 T = TypeVar("T")
 _sinks: dict[str, IO[str]] = {}
 
@@ -40,11 +42,14 @@ class _LineWriter:
 
     def __init__(self, path: str) -> None:
         self._file = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+        self._last = ""
 
     def write(self, text: str) -> int:
-        for part in text.replace("\r", "\n").split("\n"):
-            if part.strip():
-                self._file.write(part.rstrip() + "\n")
+        for part in _ANSI.sub("", text).replace("\r", "\n").split("\n"):
+            line = part.rstrip()
+            if line.strip() and line != self._last:  # a bar's closing refresh repeats it
+                self._file.write(line + "\n")
+                self._last = line
         return len(text)
 
     def flush(self) -> None:

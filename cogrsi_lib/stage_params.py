@@ -135,8 +135,9 @@ class ReaderEvalParams(StageParams):
 class LoopsParams(StageParams):
     """``loops``: strategy-evolution loops (CogRSI §4.2, App. C.2)."""
 
-    arms: list[str] = ["accuracy_loop", "accuracy_library", "gated_library", "pairs_as_data",
-                       "single_principle", "gepa"]
+    # arm names, or mappings {name, base, delta, ...} (cogrsi_lib/loops/arms.py)
+    arms: list[str | dict[str, Any]] = ["accuracy_loop", "accuracy_library", "gated_library",
+                                        "pairs_as_data", "single_principle", "gepa"]
     seeds: list[int] = [0]
     rounds: int = 2
     discovery_size: int = 8
@@ -152,7 +153,7 @@ class LoopsParams(StageParams):
     loose_delta: float = 1.0
     gate_tolerance: int = 2
     gate_all: bool = False
-    backend: Literal["scripted", "embedded", "vllm", "openai", "fake"] = "scripted"
+    backend: Literal["scripted", "embedded", "vllm", "openai"] = "scripted"
     llm: dict[str, Any] = {}
     reader: dict[str, Any] = {}
     builder_temperature: float = 0.7

@@ -11,7 +11,7 @@ their settings as in :func:`cogrsi_lib.llm.build_backend`). Every loop writes it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,73 +35,22 @@ from cogrsi_lib.loops.scripted import ScriptedWorld
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.reader import GroundedReader, ReaderConfig
+from cogrsi_lib.stage_params import LoopsParams
 
-BACKENDS = ("scripted", "embedded", "vllm", "openai")
 GEPA = "gepa"
 
 
-@dataclass(frozen=True)
-class StageConfig:
-    """``params.yaml[loops]`` (see params.yaml for each key)."""
-
-    arms: tuple[Any, ...] = ("accuracy_loop", "accuracy_library", "gated_library",
-                             "pairs_as_data", "single_principle", GEPA)
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
-    rounds: int = 8
-    discovery_size: int = 80
-    trial_size: int = 80
-    n_trials: int = 3
-    final_size: int = 300
-    heldout_size: int = 120
-    max_candidates: int = 4
-    failures_per_group: int = 4
-    pair_groups: int = 2
-    delta: float = 3.0
-    min_nonneg: int = 2
-    loose_delta: float = 1.0
-    gate_tolerance: int = 2
-    gate_all: bool = False
-    backend: str = "scripted"
-    llm: Mapping[str, Any] = field(default_factory=dict)
-    reader: Mapping[str, Any] = field(default_factory=dict)
-    builder_temperature: float = 0.7
-    builder_max_tokens: int = 512
-    dev_stories: int = 3000
-    dev_seed: int = 101
-    dev_max_depth: int = 2
-    dev_benchmarks: tuple[str, ...] = ()
-    manifest_dir: str = "data/manifests"
-    pairs: Mapping[str, int] = field(default_factory=lambda: {
-        "gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 48, "n_gate_dialogue": 48,
-        "n_eval_narrative": 160, "n_eval_dialogue": 160})
-    eval_pairs: bool = True
-    gepa_seeds: tuple[int, ...] = (0, 1, 2)
-    gepa_budget: int = 10240
-    gepa_val_size: int = 80
-    gepa_minibatch: int = 3
-    log_items: bool = False
-    batch_size: int = 64
-    audit: Mapping[str, Any] = field(default_factory=dict)
-    noise_sd: float = 2.7
-    noise_rounds: int = 100_000
-    structured: bool = True
+class StageConfig(LoopsParams):
+    """The loops stage's settings: its schema (``LoopsParams`` in cogrsi_lib/stage_params.py,
+    one declaration of every key and default) and what the stage derives from them."""
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any], *, pick: bool = False) -> StageConfig:
-        """From a params mapping; ``pick=True`` takes only this class's keys (a notebook's
-        namespace), otherwise an unknown key is an error."""
-        names = {f.name for f in fields(cls)}
-        if not pick:
-            unknown = set(params) - names - {"out_dir"}
-            if unknown:
-                raise ValueError(f"unknown loops settings: {sorted(unknown)}")
-        kw = {k: params[k] for k in names if k in params}
-        for k in ("arms", "seeds", "gepa_seeds", "dev_benchmarks"):
-            if k in kw:
-                kw[k] = tuple(kw[k] or ())
-        cfg = cls(**kw)
-        if cfg.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, not {cfg.backend!r}")
+    def from_params(cls, params: Mapping[str, Any]) -> StageConfig:
+        """From a params mapping (``out_dir`` aside); an unknown key or arm is an error."""
+        unknown = set(params) - set(cls.model_fields) - {"out_dir"}
+        if unknown:
+            raise ValueError(f"unknown loops settings: {sorted(unknown)}")
+        cfg = cls.model_validate({k: v for k, v in params.items() if k != "out_dir"})
         cfg.arm_configs()  # validate
         return cfg
 

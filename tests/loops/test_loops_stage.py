@@ -12,6 +12,7 @@ from cogrsi_lib.loops import report
 from cogrsi_lib.loops.gepa_arm import gepa_available
 from cogrsi_lib.loops.selection import selection_quality
 from cogrsi_lib.loops.stage import StageConfig, run_stage, stage_data
+from cogrsi_lib.stage_params import LoopsParams
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"seeds": [0], "rounds": 2, "discovery_size": 8, "trial_size": 8, "final_size": 16,
@@ -29,12 +30,16 @@ def test_params_yaml_section_is_a_valid_config():
     assert cfg.backend == "embedded"
     assert {a.name for a in cfg.arm_configs()} == {"gated_library"}
     assert (cfg.delta, cfg.min_nonneg, cfg.gepa_budget) == (3.0, 2, 10240)
-    # ... while the defaults are the paper's full setting (App. C.2)
-    full = StageConfig.from_params({})
+    # ... params.gpu.yaml the paper's full setting (App. C.2) ...
+    gpu = yaml.safe_load((ROOT / "params.gpu.yaml").read_text())["loops"]
+    full = StageConfig.from_params(gpu)
     assert (full.rounds, full.discovery_size, full.trial_size, full.final_size) == (8, 80, 80, 300)
+    assert full.seeds == [0, 1, 2, 3, 4, 5] and full.run_gepa and full.backend == "vllm"
     assert {a.name for a in full.arm_configs()} == {"accuracy_loop", "accuracy_library",
                                                    "gated_library", "pairs_as_data",
-                                                   "single_principle"}
+                                                   "single_principle", "audit_library"}
+    # ... and the defaults are the schema's small CI setting, declared once
+    assert StageConfig.from_params({}).model_dump() == LoopsParams().model_dump()
     with pytest.raises(ValueError, match="unknown loops settings"):
         StageConfig.from_params({**params, "round": 3})
     with pytest.raises(ValueError, match="backend"):
