@@ -69,7 +69,8 @@ class RuleAudit:
             "recompiled": ",".join(self.recompiled),
             "verdict_before_recompile": (self.before_recompile.verdict
                                          if self.before_recompile else v["verdict"]),
-        }  # fmt: skip (sandbox seconds vary by run: stage.timings logs them)
+            # no sandbox seconds: they vary by run (stage.timings logs them)
+        }  # fmt: skip
 
     def translation_rows(self) -> list[dict[str, Any]]:
         rows = []

@@ -22,6 +22,7 @@ from cogrsi_lib.harness.taxonomy import annotate
 from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.reader.system import run_system
 
 
 def evaluation_items(
@@ -114,11 +115,9 @@ def run(
     rows: list[dict[str, Any]] = []
     for source, its in items.items():
         for system in systems:
-            phase("harness %s on %s: %d items", system.name, source, len(its))
-            for start in range(0, len(its), batch_size):
-                chunk = list(its[start : start + batch_size])
-                for it, rec in zip(chunk, system.answer_batch(chunk), strict=True):
-                    rows.append(_row(source, it, rec))
+            phase("harness on %s", source)
+            records = run_system(system, its, batch_size)
+            rows.extend(_row(source, it, rec) for it, rec in zip(its, records, strict=True))
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
