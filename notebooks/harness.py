@@ -31,8 +31,8 @@ from cogrsi_lib import stage_params
 p = stage_params.load('harness', params)
 
 # %%
+from cogrsi_lib.embedding import MiniLMEmbedder
 from cogrsi_lib.harness import stage as hs
-from cogrsi_lib.harness.embedding import MiniLMEmbedder
 from cogrsi_lib.harness.runtime import HarnessConfig, HarnessSystem, build_ablations
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.llm.config import build_backend

@@ -32,7 +32,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from pydantic import Field
 
-from cogrsi_lib.harness.embedding import Embedder, cosine
+from cogrsi_lib.embedding import Embedder, cosine
 from cogrsi_lib.harness.scaffold import scaffold_block
 from cogrsi_lib.harness.taxonomy import DIMENSIONS, annotate
 from cogrsi_lib.llm.accounting import CallLedger

@@ -35,7 +35,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from cogrsi_lib.harness.embedding import Embedder, cosine
+from cogrsi_lib.embedding import Embedder, cosine
 from cogrsi_lib.harness.skills import ASKED_VARIABLES, load_yaml_list
 from cogrsi_lib.harness.taxonomy import FAMILIES
 from cogrsi_lib.llm.accounting import CallLedger

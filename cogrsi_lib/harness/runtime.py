@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cogrsi_lib.harness.embedding import Embedder
+from cogrsi_lib.embedding import Embedder
 from cogrsi_lib.harness.experience import ExperienceStore, Selector, predict_dimension
 from cogrsi_lib.harness.extract import parse_question
 from cogrsi_lib.harness.retrieval import (

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cogrsi_lib.harness.embedding import ScriptedEmbedder
+from cogrsi_lib.embedding import ScriptedEmbedder
 from cogrsi_lib.harness.experience import (
     REFLECTOR_MARKER,
     Activation,
@@ -590,7 +590,7 @@ MINILM_THRESHOLD = 0.28
 
 
 def test_minilm_recalls_absent_character_strategy_for_false_belief_only() -> None:
-    from cogrsi_lib.harness.embedding import MiniLMEmbedder
+    from cogrsi_lib.embedding import MiniLMEmbedder
 
     absent = Entry(
         "m1",

