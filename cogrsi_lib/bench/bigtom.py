@@ -9,9 +9,15 @@ percept_to_belief item (initial belief shown, true belief): 25 items per templat
 all.  :func:`expand_template` reproduces that expansion string for string.
 
 Scoring (``evaluate_conditions.py``): two-way forced choice shown as ``a)``/``b)`` in
-shuffled order; right iff the reply picks the true answer.  The repo shuffles with one
-global ``random.seed(0)`` stream per condition file; here each item's order comes from its
-own seeded generator so that an item's options do not depend on which others are loaded.
+shuffled order; right iff the reply picks the true answer.
+
+* Official protocol: the release's option order (one ``random.seed(0)`` stream per condition
+  file, one shuffle per row: the same order for row k of every condition), its chat prompt
+  (``chat-0shot``: ``evaluate.txt`` as system message) and its rule: the true answer's key
+  (``a)``/``b)``) anywhere in the lower-cased reply makes it right, checked before the other
+  key.  Accuracy per condition (the paper's unit) beside the pooled headline.
+* Uniform protocol: each item's order from its own seeded generator (independent of which
+  others are loaded); a reply naming both options is malformed.
 
 BigToM-U (CogRSI App. G): :func:`bigtom_u_pairs` pairs the conditions that state the initial
 belief into true/false-belief *flip* pairs and true/false-control *same* pairs.
@@ -22,11 +28,19 @@ from __future__ import annotations
 import csv
 import random
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
-from cogrsi_lib.bench.registry import Benchmark, Source, register
+from cogrsi_lib.bench.protocol import Deviation, Message, Protocol, view_of
+from cogrsi_lib.bench.registry import (
+    Benchmark,
+    Source,
+    accuracy_summary,
+    item_units,
+    register,
+)
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
-from cogrsi_lib.bench.scoring import judge_option
+from cogrsi_lib.bench.scoring import Judgement, judge_option, mean_by, right
 
 CSV_PATH = "data/bigtom/bigtom.csv"
 TEMPLATE_FIELDS = (
@@ -149,6 +163,98 @@ def bigtom_u_pairs(
     return pairs
 
 
+# ------------------------------------------------------------------- official protocol
+
+#: ``code/prompt_instructions/evaluate.txt``
+INSTRUCTION = ("Answer the questions based on the context. Keep your answer concise, few "
+               "words are enough, maximum one sentence. Answer as 'Answer:<option>)<answer>'.")
+
+
+@cache
+def release_true_first(row: int) -> bool:
+    """Whether the release shows the true answer first on row ``row`` of a condition file:
+    the row-th ``random.shuffle([true, wrong])`` of a ``random.seed(0)`` stream."""
+    rng = random.Random(0)
+    answers = ["true", "wrong"]
+    for _ in range(row + 1):
+        answers = ["true", "wrong"]
+        rng.shuffle(answers)
+    return answers[0] == "true"
+
+
+def template_row(item: Item) -> int:
+    return int(item.story_id.rsplit("/", 1)[1])
+
+
+def official_views(item: Item) -> list[Item]:
+    """The item once, its options in the release's order for its row."""
+    true_label = item.gold
+    wrong_label = next(lab for lab in item.labels if lab != true_label)
+    idx = {lab: k for k, (lab, _) in enumerate(item.options)}
+    first, second = ((true_label, wrong_label) if release_true_first(template_row(item))
+                     else (wrong_label, true_label))
+    return [view_of(item, [idx[first], idx[second]])]
+
+
+def official_prompt(view: Item) -> list[Message]:
+    """``chat-0shot`` with ``--mcq``: the instruction, then story and lettered question."""
+    question = (f"{view.question}\nChoose one of the following:\n"
+                f"a){view.option_text('a')}\nb){view.option_text('b')}")
+    return [{"role": "system", "content": INSTRUCTION},
+            {"role": "user", "content": f"Story: {view.context}\nQuestion: {question}"}]
+
+
+def official_judge(view: Item, response: str) -> Judgement:
+    """The release's rule: the true key in the reply wins, then the other key; a reply with
+    neither went to an LLM grader in the release and is malformed (wrong) here."""
+    reply = response.strip().lower()
+    other = next(lab for lab in view.labels if lab != view.gold)
+    if f"{view.gold})" in reply:
+        return right(view.gold, True)
+    if f"{other})" in reply:
+        return right(other, False)
+    return right(None, False)
+
+
+def condition(item: Item) -> str:
+    return f"{item.extra['init_belief']}_{item.question_type.replace(':', '_')}"
+
+
+def official_summarize(items: Sequence[Item], judgements: Sequence[Judgement]
+                       ) -> dict[str, float]:
+    """Pooled accuracy (headline) and accuracy per condition (init belief x variable x
+    condition, the paper's unit) and per question type."""
+    out = accuracy_summary(items, judgements)
+    out.update({f"condition:{k}": v for k, v in mean_by(items, judgements, condition).items()})
+    return out
+
+
+RELEASE = ("cicl-stanford/procedural-evals-tom@fe647d6 (code/src/evaluate_conditions.py, "
+           "evaluate_llm.py)")
+
+OFFICIAL = Protocol(
+    "official", official_judge, official_summarize, item_units, prompt=official_prompt,
+    views=official_views, release=RELEASE,
+    deviations=(
+        Deviation("parsing", "a reply naming neither key is graded True/False by an LLM "
+                  "(text-davinci-003)", "malformed and wrong"),
+        Deviation("headline", "accuracy reported per condition",
+                  "score = accuracy pooled over the conditions drawn; condition:* per "
+                  "condition"),
+    ),
+)
+
+UNIFORM_DEVIATIONS = (
+    Deviation("option order", "row k of every condition file: the k-th shuffle of one "
+              "random.seed(0) stream", "seeded by each item's id (2,468 of 5,000 items in "
+              "the release's order)"),
+    Deviation("parsing", "the true key anywhere in the reply wins, even beside the other",
+              "a reply naming both options in the same form is "
+              "malformed"),
+    Deviation("headline", "accuracy per condition", "accuracy pooled over the conditions "
+              "drawn; condition:* per condition beside it"),
+)
+
 BENCHMARK = register(Benchmark(
     name="bigtom",
     title="BigToM",
@@ -158,10 +264,13 @@ BENCHMARK = register(Benchmark(
     required=(CSV_PATH,),
     load=load,
     judge=judge_option,
+    summarize=official_summarize,
     sources=(Source(
         url="https://raw.githubusercontent.com/cicl-stanford/procedural-evals-tom/"
             "fe647d680bddb69f738519313bed625f9e93b549/data/bigtom/bigtom.csv",
         dest=CSV_PATH,
         sha256="a14884fbff5b61d3fa194ab166764b553ab795fcb1359e69d1282eadf3011a46"),),
     paper="Gandhi et al., NeurIPS 2023 D&B",
+    official=OFFICIAL,
+    uniform_deviations=UNIFORM_DEVIATIONS,
 ))

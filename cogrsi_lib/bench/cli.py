@@ -1,4 +1,5 @@
-"""``cogrsi bench ...``: list, fetch, count and draw sample manifests of the benchmarks."""
+"""``cogrsi bench ...``: list, fetch, count, show protocol deviations and draw sample
+manifests of the benchmarks."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(help="Benchmark loaders, official scorers and sample manifests.",
+app = typer.Typer(help="Benchmark loaders, their protocols and scorers, and sample manifests.",
                   no_args_is_help=True)
 
 
 @app.callback()
 def _group() -> None:
-    """Benchmark loaders, official scorers and sample manifests."""
+    """Benchmark loaders, their protocols and scorers, and sample manifests."""
 
 
 @app.command("list")
@@ -54,6 +55,33 @@ def fetch_cmd(
             typer.secho(f"error: {n}: {err}", fg=typer.colors.RED, err=True)
             raise typer.Exit(1) from err
         typer.echo(f"{n}: {len(files)} file(s) in place")
+
+
+@app.command("deviations")
+def deviations_cmd(
+    names_: Annotated[list[str] | None, typer.Argument(metavar="NAME...")] = None,
+    update: Annotated[bool, typer.Option(help="Rewrite the table in cogrsi_lib/bench/README.md."
+                                         )] = False,
+    check: Annotated[bool, typer.Option(help="Exit 1 if that table is not current.")] = False,
+) -> None:
+    """How each benchmark's official and uniform protocols differ from its release."""
+    from cogrsi_lib.bench.report import deviations_markdown, readme_with_deviations
+
+    readme = Path(__file__).with_name("README.md")
+    if update or check:
+        text = readme.read_text(encoding="utf-8")
+        new = readme_with_deviations(text)
+        if check:
+            if new != text:
+                typer.secho(f"error: {readme} is out of date (cogrsi bench deviations --update)",
+                            fg=typer.colors.RED, err=True)
+                raise typer.Exit(1)
+            typer.echo(f"{readme}: deviations table is current")
+            return
+        readme.write_text(new, encoding="utf-8")
+        typer.echo(f"wrote {readme}")
+        return
+    typer.echo(deviations_markdown(names_ or None), nl=False)
 
 
 @app.command("counts")

@@ -26,6 +26,7 @@ import string
 from pathlib import Path
 from typing import Any
 
+from cogrsi_lib.bench.protocol import Deviation
 from cogrsi_lib.bench.registry import Benchmark, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, judge_option, mean_by
@@ -122,6 +123,15 @@ def summarize(items: list[Item], judgements: list[Judgement]) -> dict[str, float
     return out
 
 
+#: Where the scorer (both protocols) differs from the release.
+SCORER_DEVIATIONS = (
+    Deviation(
+        "data",
+        "the release's format",
+        "assumed format, synthetic fixture only",
+    ),
+)
+
 BENCHMARK = register(Benchmark(
     name="cogtom",
     title="CogToM",
@@ -134,4 +144,7 @@ BENCHMARK = register(Benchmark(
     summarize=summarize,
     paper="Tong et al., ACL 2026",
     sample="synthetic",
+    release="no release available here: format assumed from the paper",
+    official_deviations=SCORER_DEVIATIONS,
+    uniform_deviations=SCORER_DEVIATIONS,
 ))

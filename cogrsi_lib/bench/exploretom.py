@@ -33,6 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cogrsi_lib.bench.protocol import Deviation
 from cogrsi_lib.bench.registry import Benchmark, Source, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by, right
@@ -124,6 +125,15 @@ def units(items: Sequence[Item], judgements: Sequence[Judgement]) -> pl.DataFram
     )
 
 
+#: Where the scorer (both protocols) differs from the release.
+SCORER_DEVIATIONS = (
+    Deviation(
+        "parsing",
+        "the expected answer looked up in the lower-cased reply",
+        "both sides lower-cased",
+    ),
+)
+
 BENCHMARK = register(Benchmark(
     name="exploretom",
     title="ExploreToM",
@@ -141,4 +151,7 @@ BENCHMARK = register(Benchmark(
         dest=CSV_PATH),),
     paper="Sclar et al., ICLR 2025",
     sample="synthetic",
+    release="facebookresearch/ExploreToM (utils.py, ModelAnswerEvaluator)",
+    official_deviations=SCORER_DEVIATIONS,
+    uniform_deviations=SCORER_DEVIATIONS,
 ))

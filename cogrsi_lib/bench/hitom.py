@@ -10,6 +10,11 @@ records by default).  A story is shared by its five questions (orders 0-4): 120 
 
 Scoring (paper; the repo ships no scorer): multiple choice, right iff the reply names the
 gold option (its letter or its container); accuracy per ToM order, with/without deception.
+
+* Official protocol: the released vanilla prompt (``Hi-ToM_prompts/*/MC``, rebuilt from the
+  JSON record byte for byte), whose closing note of assumptions (agents may lie; trust
+  whoever left the room later) is what fixes the answers of the deception stories.
+* Uniform protocol: the package's prompt, which does not carry that note.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import json
 import re
 from pathlib import Path
 
-from cogrsi_lib.bench.registry import Benchmark, Source, register
+from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
+from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, judge_option, mean_by
 
@@ -102,6 +108,47 @@ def summarize(items: list[Item], judgements: list[Judgement]) -> dict[str, float
     return out
 
 
+INSTRUCTION = ("Read the following story and answer the multiple-choice question. Please "
+               "provide answer without explanations.")
+#: The note closing every released prompt (``Hi-ToM_prompts``; its wording kept as released).
+NOTE = (
+    "Note: You should assume the following. (1) An agent witnesses everything and every "
+    "movements before exiting a location. (2) An agent A can infer another agent B's mental "
+    "state only if A and B have been in the same location, or have private or public "
+    "interactions. (3) Note that every agent tend to lie. What a character tells others "
+    "doesn't affect his actual belief. An agent tend to trust a agent that exited the room "
+    "later than himself. The exit order is known to all agents. (4) Agents in private "
+    "communications know that others won't hear them, but they know that anyone can hear any "
+    "public claims.")
+
+
+def official_text(item: Item) -> str:
+    """The released vanilla (MC) prompt of ``item``, as in ``Hi-ToM_prompts``."""
+    choices = ", ".join(f"{lab}. {text}" for lab, text in item.options)
+    return (f"{INSTRUCTION}\nStory:\n{item.context}\nQuestion: {item.question}\n"
+            f"Choices: {choices}\n\n{NOTE}\n")
+
+
+def official_prompt(item: Item) -> list[Message]:
+    return [{"role": "user", "content": official_text(item)}]
+
+
+RELEASE = "ying-hui-he/Hi-ToM_dataset@56dda76 (Hi-ToM_prompts, MC)"
+
+OFFICIAL = Protocol(
+    "official", judge_option, summarize, item_units, prompt=official_prompt, release=RELEASE,
+    deviations=(
+        Deviation("scoring", "no scorer released (the paper: accuracy of the chosen option)",
+                  "the reply's option letter or container text must name the answer"),
+    ),
+)
+
+UNIFORM_DEVIATIONS = (
+    Deviation("note", "every prompt ends with a note of assumptions (agents may lie; trust "
+              "whoever left the room later) that decides the deception stories' answers",
+              "the note is absent from the items and from the package's prompt"),
+)
+
 BENCHMARK = register(Benchmark(
     name="hi-tom",
     title="Hi-ToM",
@@ -118,4 +165,6 @@ BENCHMARK = register(Benchmark(
         dest=JSON_PATH,
         sha256="1c4077bbcdf815b91dbb791b60dbce3920a98bd63317954ebf94a532d43cd573"),),
     paper="He et al., Findings of EMNLP 2023",
+    official=OFFICIAL,
+    uniform_deviations=UNIFORM_DEVIATIONS,
 ))

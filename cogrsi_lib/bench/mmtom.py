@@ -71,7 +71,7 @@ def load(root: Path) -> list[Item]:
 
 
 def judge(item: Item, response: str) -> Judgement:
-    reply = response.strip().lower()
+    reply = response.strip("\n").strip(" ").lower()  # as the release strips, in that order
     parsed = reply[0] if reply and reply[0] in item.labels else None
     return right(parsed, parsed == item.gold)
 
@@ -91,4 +91,5 @@ BENCHMARK = register(Benchmark(
         dest=JSON_PATH),),
     paper="Jin et al., ACL 2024",
     sample="synthetic",
+    release="BIP-ALM (testing_gpt.py: first character of the reply)",
 ))

@@ -102,4 +102,5 @@ BENCHMARK = register(Benchmark(
              Source(url=f"{_RAW}/{TEXTS}", dest=TEXTS)),
     paper="Shi et al., 2025 (arXiv:2408.12574)",
     sample="synthetic",
+    release="MuMA-ToM (no scorer checked here: option letter)",
 ))

@@ -155,4 +155,5 @@ BENCHMARK = register(Benchmark(
     paper="Jung et al., EMNLP 2024",
     sample="shared",
     shared=True,
+    release="Jung et al. PercepToM (eval_percept_tomi.py: answer is a substring of the reply)",
 ))

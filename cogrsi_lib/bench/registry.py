@@ -21,6 +21,13 @@ from pathlib import Path
 
 import polars as pl
 
+from cogrsi_lib.bench.protocol import (
+    PROMPT_NOT_REPRODUCED,
+    PROTOCOLS,
+    UNIFORM_PROMPT,
+    Deviation,
+    Protocol,
+)
 from cogrsi_lib.bench.schema import Item
 from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by
 
@@ -120,6 +127,10 @@ class Benchmark:
     paper: str = ""
     sample: str = "real"
     shared: bool = False
+    official: Protocol | None = None
+    uniform_deviations: tuple[Deviation, ...] = ()
+    release: str = ""
+    official_deviations: tuple[Deviation, ...] = ()
 
     def root(self, base: str | Path | None = None) -> Path:
         """The benchmark's data directory (under ``base`` if given)."""
@@ -127,6 +138,20 @@ class Benchmark:
 
     def is_available(self, base: str | Path | None = None) -> bool:
         return all((self.root(base) / rel).exists() for rel in self.required)
+
+    def protocol(self, name: str = "uniform") -> Protocol:
+        """The ``official`` or ``uniform`` protocol of this benchmark."""
+        if name not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {name!r} (known: {', '.join(PROTOCOLS)})")
+        uniform = Protocol("uniform", self.judge, self.summarize, self.units,
+                           deviations=(UNIFORM_PROMPT, *self.uniform_deviations))
+        if name == "uniform":
+            return uniform
+        if self.official is not None:
+            return self.official
+        return Protocol("official", self.judge, self.summarize, self.units,
+                        release=self.release,
+                        deviations=(PROMPT_NOT_REPRODUCED, *self.official_deviations))
 
 
 _REGISTRY: dict[str, Benchmark] = {}
@@ -141,6 +166,7 @@ def register(benchmark: Benchmark) -> Benchmark:
 
 
 _SKIP_MODULES = {"schema", "scoring", "registry", "manifest", "fetch", "report", "cli",
+                 "protocol", "runner",
                  "__init__"}
 
 

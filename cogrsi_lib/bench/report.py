@@ -1,4 +1,5 @@
-"""Benchmark reports: item counts, constant-answer baselines, the per-benchmark results table.
+"""Benchmark reports: item counts, constant-answer baselines, the per-benchmark results table,
+and the deviations of each benchmark's protocols from its release.
 
 The results table has one column per main benchmark and "Main", the mean over the eight
 (CogRSI §3: "Main is the mean over the eight benchmarks"); Main is left empty unless all
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from cogrsi_lib.bench.registry import MAIN_BENCHMARKS, get, judge_all, load, names
+from cogrsi_lib.bench.protocol import PROTOCOLS
+from cogrsi_lib.bench.registry import MAIN_BENCHMARKS, get, load, names
 from cogrsi_lib.bench.schema import Item
 from cogrsi_lib.bench.scoring import (
     Judgement,
@@ -31,6 +33,9 @@ __all__ = [
     "constant_reply",
     "counts_by_benchmark",
     "counts_by_type",
+    "deviations_markdown",
+    "deviations_table",
+    "readme_with_deviations",
     "evaluate",
     "load_available",
     "main_score",
@@ -41,21 +46,26 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One system's replies on one benchmark, judged by the benchmark's own rule."""
+    """One system's replies on one benchmark, judged under one protocol."""
 
     benchmark: str
     judgements: list[Judgement]
     summary: dict[str, float]
     units: pl.DataFrame
     records: pl.DataFrame
+    protocol: str = "uniform"
 
 
-def evaluate(name: str, items: Sequence[Item], responses: Mapping[str, str]) -> Evaluation:
-    """Judge ``responses`` (item id -> reply); summary, headline rows and per-item records."""
-    bench = get(name)
-    judgements = judge_all(name, items, responses)
-    return Evaluation(name, judgements, bench.summarize(items, judgements),
-                      bench.units(items, judgements), judgements_frame(items, judgements))
+def evaluate(name: str, items: Sequence[Item], responses: Mapping[str, str | Sequence[str]],
+             protocol: str = "uniform") -> Evaluation:
+    """Judge ``responses`` (item id -> reply, or one reply per view of the protocol) under
+    ``protocol``; summary, headline rows and per-item records.  A missing reply is wrong."""
+    proto = get(name).protocol(protocol)
+    judgements = [proto.score(it, responses[it.id]) if it.id in responses
+                  else Judgement(0.0, None) for it in items]
+    records = judgements_frame(items, judgements).with_columns(protocol=pl.lit(protocol))
+    return Evaluation(name, judgements, proto.summarize(items, judgements),
+                      proto.units(items, judgements), records, protocol)
 
 
 def load_available(selected: Iterable[str] | None = None) -> dict[str, list[Item]]:
@@ -100,32 +110,73 @@ def counts_by_type(loaded: Mapping[str, Sequence[Item]]) -> pl.DataFrame:
 def constant_reply(item: Item, constant: str) -> str:
     """What a system that always answers ``constant`` replies to ``item``.
 
-    On a multiple-choice item whose option text is ``constant`` (say "No"), it picks that
-    option, written ``X)``, a form every option rule here reads; otherwise the constant itself.
+    On a multiple-choice item whose option text or label is ``constant`` (say "No", or "b"),
+    it picks that option, written ``X)``, a form every option rule here reads (BigToM's
+    release reads only that form); otherwise the constant itself.
     """
     for label, text in item.options:
-        if text.strip().lower() == constant.strip().lower():
+        if text.strip().lower() == constant.strip().lower() or label == constant.strip():
             return f"{label})"
     return constant
 
 
-def constant_baselines(name: str, items: Sequence[Item], top: int = 3) -> pl.DataFrame:
-    """For every metric of the benchmark, the constant reply that scores best, and its score.
+def constant_baselines(name: str, items: Sequence[Item], top: int = 3,
+                       protocol: str = "uniform") -> pl.DataFrame:
+    """For every metric of the benchmark under ``protocol``, the constant reply that scores
+    best, and its score.
 
     Candidates: "Yes", "No", every option label, and the ``top`` most common free-text gold
-    answers (see :func:`constant_reply`).  A metric a constant can max out is not evidence of
-    reasoning.
+    answers (see :func:`constant_reply`); the constant is given to every view the protocol
+    asks (so under shuffled options a constant letter names different options).  A metric a
+    constant can max out is not evidence of reasoning.
     """
     bench = get(name)
+    proto = bench.protocol(protocol)
+
+    def replies(it: Item, c: str) -> list[str]:
+        return [constant_reply(view, c) for view in proto.present(it)]
+
     by_constant = {
-        c: bench.summarize(items, [bench.judge(it, constant_reply(it, c)) for it in items])
+        c: proto.summarize(items, [proto.score(it, replies(it, c)) for it in items])
         for c in constant_candidates(items, top)
     }
     best = best_constant(by_constant)
-    rows = [{"benchmark": bench.title, "metric": metric, "constant": c, "score": v}
+    rows = [{"benchmark": bench.title, "protocol": protocol, "metric": metric, "constant": c,
+             "score": v}
             for metric, (c, v) in sorted(best.items(), key=lambda kv: (kv[0] != "score", kv[0]))]
-    return pl.DataFrame(rows, schema={"benchmark": pl.Utf8, "metric": pl.Utf8,
-                                      "constant": pl.Utf8, "score": pl.Float64})
+    return pl.DataFrame(rows, schema={"benchmark": pl.Utf8, "protocol": pl.Utf8,
+                                      "metric": pl.Utf8, "constant": pl.Utf8,
+                                      "score": pl.Float64})
+
+
+def deviations_table(selected: Iterable[str] | None = None) -> pl.DataFrame:
+    """Every protocol's deviations from its benchmark's release, from the registry:
+    benchmark, protocol, release followed, aspect, what the release does, what is done here,
+    and whether the release's code is broken there (its intent followed instead)."""
+    rows = []
+    for name in (list(selected) if selected is not None else names()):
+        bench = get(name)
+        for protocol in PROTOCOLS:
+            proto = bench.protocol(protocol)
+            for d in proto.deviations:
+                rows.append({"benchmark": bench.title, "protocol": protocol,
+                             "release": proto.release or bench.release, "aspect": d.aspect,
+                             "release_does": d.release, "here": d.here, "broken": d.broken})
+    return pl.DataFrame(rows, schema={"benchmark": pl.Utf8, "protocol": pl.Utf8,
+                                      "release": pl.Utf8, "aspect": pl.Utf8,
+                                      "release_does": pl.Utf8, "here": pl.Utf8,
+                                      "broken": pl.Boolean})
+
+
+def deviations_markdown(selected: Iterable[str] | None = None) -> str:
+    """:func:`deviations_table` as a Markdown table (the bench README's copy)."""
+    table = deviations_table(selected)
+    lines = ["| benchmark | protocol | aspect | the release | here |", "|---|---|---|---|---|"]
+    for r in table.iter_rows(named=True):
+        here = r["here"] + (" (release bug: its intent followed)" if r["broken"] else "")
+        cells = [r["benchmark"], r["protocol"], r["aspect"], r["release_does"], here]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def main_score(scores: Mapping[str, float]) -> float:
@@ -174,3 +225,18 @@ def benchmark_table(loaded: Mapping[str, Sequence[Item]]) -> pl.DataFrame:
         rows.append({"benchmark": bench.title, "name": n, "suites": ", ".join(bench.suites),
                      "sample": bench.sample, "loaded": n in loaded, "paper": bench.paper})
     return pl.DataFrame(rows)
+
+
+README_START = "<!-- deviations: generated by `cogrsi bench deviations --update`; do not edit -->"
+README_END = "<!-- /deviations -->"
+
+
+def readme_with_deviations(text: str) -> str:
+    """``text`` (the bench README) with the block between its deviation markers replaced by
+    the current :func:`deviations_markdown`."""
+    try:
+        head, rest = text.split(README_START, 1)
+        _, tail = rest.split(README_END, 1)
+    except ValueError:
+        raise ValueError(f"the README has no {README_START!r} ... {README_END!r} block") from None
+    return f"{head}{README_START}\n{deviations_markdown()}{README_END}{tail}"

@@ -255,9 +255,19 @@ def weighted_f1(gold: Sequence[str], pred: Sequence[str]) -> float:
 
 
 def macro_f1(gold: Sequence[str], pred: Sequence[str]) -> float:
-    """Unweighted mean F1 over the gold classes (OpenToM's recommended metric)."""
-    per = _f1_per_class(gold, pred)
-    return float("nan") if not per else sum(f for f, _ in per.values()) / len(per)
+    """Unweighted mean F1 over the classes seen in gold *or* predictions (sklearn's
+    ``f1_score(average="macro")``, which OpenToM's ``evaluate.py`` calls): a predicted class
+    that is never gold adds an F1 of 0."""
+    classes = sorted(set(gold) | set(pred))
+    if not classes:
+        return float("nan")
+    scores = []
+    for c in classes:
+        tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p == c)
+        fp = sum(1 for g, p in zip(gold, pred, strict=True) if g != c and p == c)
+        fn = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p != c)
+        scores.append(0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn))
+    return sum(scores) / len(scores)
 
 
 def judgements_frame(items: Sequence[Item], judgements: Sequence[Judgement]) -> pl.DataFrame:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cogrsi_lib.bench.protocol import Deviation
 from cogrsi_lib.bench.registry import Benchmark, Source, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, read_jsonl, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by, right
@@ -102,6 +103,15 @@ def units(items: Sequence[Item], judgements: Sequence[Judgement]) -> pl.DataFram
 
 _HUB = "https://huggingface.co/datasets/allenai/SimpleToM/resolve/main"
 
+#: Where the scorer (both protocols) differs from the release.
+SCORER_DEVIATIONS = (
+    Deviation(
+        "headline",
+        "accuracy per question type",
+        "score = mean of behaviour and judgment accuracy (CogRSI App. E.2); each type reported",
+    ),
+)
+
 BENCHMARK = register(Benchmark(
     name="simpletom",
     title="SimpleToM",
@@ -117,4 +127,7 @@ BENCHMARK = register(Benchmark(
                   for folder in QUESTION_SETS),
     paper="Gu et al., ICLR 2026",
     sample="synthetic",
+    release="allenai SimpleToM (inference/utils.py, process_answer)",
+    official_deviations=SCORER_DEVIATIONS,
+    uniform_deviations=SCORER_DEVIATIONS,
 ))

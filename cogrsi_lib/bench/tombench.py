@@ -12,22 +12,29 @@ line number; the original INDEX is kept in ``extra``) and options with empty tex
 blank) are removed before any draw.  The sampling unit is the story (task + story text).
 
 Scoring (repo ``get_results.py``): the reply's ``[[X]]`` (or ``[X]``, or else its last
-capital A-D) is the choice; accuracy per task and per ability.  The official parser answers
-"A" for a reply with no letter at all; here such a reply is malformed and wrong.  Each item
-is asked ``try_times`` = 5 times with shuffled options and the majority vote decides
-(:func:`cogrsi_lib.bench.scoring.majority_vote`); the vote is the runner's concern.
+capital A-D) is the choice; accuracy per task and per ability.
+
+* Official protocol (``run_api.py`` + ``get_results.py``): the English prompt, each item
+  asked :data:`TRY_TIMES` = 5 times with its options shuffled, each reply's letter mapped
+  back to the original option and the most common one (ties: first seen) compared with the
+  answer; a reply with no letter counts as "A".  Headline: mean of the per-task accuracies.
+* Uniform protocol: one ask in the loaded order; a reply with no letter is malformed and
+  wrong; headline: accuracy over items.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from cogrsi_lib.bench.registry import Benchmark, Source, register
+from cogrsi_lib.bench.protocol import Deviation, Message, Protocol, view_of
+from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
-from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by, right
+from cogrsi_lib.bench.scoring import Judgement, accuracy, majority_vote, mean_by, right
 
 DATA = "data"
 TASKS = (
@@ -133,6 +140,98 @@ def summarize(items: list[Item], judgements: list[Judgement]) -> dict[str, float
     return out
 
 
+# ------------------------------------------------------------------- official protocol
+
+TRY_TIMES = 5
+#: ``prompts.py``: SystemEvaluatePrompt_en (typos kept) and UserEvaluatePrompt{4,2}Choices_en
+SYSTEM_EN = (
+    "Below is a multiple-choice question with a story and serveral answer options. Based on "
+    "the content of the story and the given question, please infer the most likely answer and "
+    "output the answer index.\nNote:\n(1) Please only output the most likely answer index in "
+    "the format: [[Answer Index]], for example, if the most likely answer option is "
+    "'A. Handbag', then output '[[A]]';\n(2) You must choose one of the given answer options "
+    "'A, B, C, D' as the most likely answer, regardless of whether the story provides enough "
+    "information. If you think there is not enough information in the story to choose an "
+    "answer, please randomly output one of \"[[A]]\", \"[[B]]\", \"[[C]]\", or \"[[D]]\";\n"
+    "(3) Please only output the most likely answer index based on the given information, and "
+    "do not output any other content.")
+
+
+def official_prompt(view: Item) -> list[Message]:
+    """The release's system and user messages for one (shuffled) view."""
+    choices = "\n".join(f"{lab}. {text}" for lab, text in view.options)
+    user = (f"[Story]\n{view.context}\n\n[Question]\n{view.question}\n\n"
+            f"[Candidate Answers]\n{choices}")
+    return [{"role": "system", "content": SYSTEM_EN}, {"role": "user", "content": user}]
+
+
+def official_views(item: Item) -> list[Item]:
+    """:data:`TRY_TIMES` shuffles of the options (seeded by item id and try)."""
+    out = []
+    for k in range(TRY_TIMES):
+        order = list(range(len(item.options)))
+        random.Random(f"{item.id}/{k}").shuffle(order)
+        out.append(view_of(item, order, k))
+    return out
+
+
+def official_extract(reply: str) -> str:
+    """``get_results.extract_answer``: as :func:`extract_answer`, but "A" when no letter."""
+    return extract_answer(reply) or "A"
+
+
+def official_judge(view: Item, response: str) -> Judgement:
+    """One try: the letter read by the release (a letter that is not an option of a
+    two-choice item maps to nothing and is wrong)."""
+    letter = official_extract(response)
+    parsed = letter if letter in view.labels else None
+    return right(parsed, parsed == view.gold)
+
+
+def official_combine(item: Item, tries: Sequence[Judgement]) -> Judgement:
+    """The most common mapped answer over the tries (ties: first seen) against the gold."""
+    vote = majority_vote([j.parsed or "" for j in tries])
+    return right(str(vote) or None, vote == item.gold)
+
+
+def official_summarize(items: Sequence[Item], judgements: Sequence[Judgement]
+                       ) -> dict[str, float]:
+    """Per task and per ability accuracy (``get_results.py``); headline: mean over tasks."""
+    tasks = mean_by(items, judgements, lambda it: it.extra["task"])
+    out = {"score": sum(tasks.values()) / len(tasks) if tasks else float("nan"),
+           "accuracy": accuracy(judgements)}
+    out.update({f"task:{k}": v for k, v in tasks.items()})
+    out.update({f"type:{k}": v for k, v in mean_by(items, judgements,
+                                                     lambda it: it.question_type).items()})
+    return out
+
+
+RELEASE = "zhchen18/ToMBench@4f491f0 (run_api.py, prompts.py, get_results.py)"
+
+OFFICIAL = Protocol(
+    "official", official_judge, official_summarize, item_units, prompt=official_prompt,
+    views=official_views, combine=official_combine, release=RELEASE,
+    deviations=(
+        Deviation("language", "run_api.py defaults to Chinese (--language zh)",
+                  "English prompt and items (the paper reports both)"),
+        Deviation("option order", "one random.seed(42) stream over files in os.listdir order "
+                  "(not reproducible across machines)",
+                  "each try's order seeded by the item id and try number"),
+        Deviation("parsing", "the gold answer compared as stored: the one answer 'A. ' can "
+                  "never match", "gold answers stripped to their letter", broken=True),
+        Deviation("headline", "get_results.py writes per-task and per-ability accuracy",
+                  "score = mean of the per-task accuracies; both reported"),
+    ),
+)
+
+UNIFORM_DEVIATIONS = (
+    Deviation("repetitions", "5 tries with shuffled options, majority vote",
+              "one try in the loaded order"),
+    Deviation("parsing", "a reply with no letter counts as 'A'",
+              "a reply with no letter is malformed and wrong"),
+    Deviation("headline", "per-task and per-ability accuracy", "accuracy over items"),
+)
+
 _RAW = "https://raw.githubusercontent.com/zhchen18/ToMBench/4f491f0784ed31ef93a8837615fbc48f885cf78d"
 #: sha256 of each task file at that commit (the copies in data/ are byte-identical)
 SHA256 = {
@@ -173,4 +272,6 @@ BENCHMARK = register(Benchmark(
     sources=tuple(Source(url=f"{_RAW}/{DATA}/{t.replace(' ', '%20')}.jsonl",
                          dest=f"{DATA}/{t}.jsonl", sha256=SHA256[t]) for t in TASKS),
     paper="Chen et al., ACL 2024",
+    official=OFFICIAL,
+    uniform_deviations=UNIFORM_DEVIATIONS,
 ))

@@ -137,4 +137,5 @@ BENCHMARK = register(Benchmark(
             "dea2bca9b366c41cdab0bd717353cc02453e193e/tomi_balanced_story_types.zip",
         dest="tomi_balanced_story_types.zip", extract_to=SPLIT_DIR),),
     paper="Le et al., EMNLP 2019",
+    release="facebookresearch/ToMi (no scorer released; the answer token)",
 ))

@@ -53,8 +53,9 @@ def test_token_f1_all_star_and_f1_averages_known_values():
     assert scoring.token_f1("a", "b") == 0.0
     assert scoring.all_star(["s1", "s1", "s2", "s3"], [True, False, True, True]) == 2 / 3
     gold, pred = ["y", "y", "n", "n"], ["y", "n", "n", "none"]
-    # F1(y) = 2*1/(2*1+0+1) = 2/3; F1(n) = 2*1/(2*1+1+1) = 1/2 ("none" is only predicted)
-    assert scoring.macro_f1(gold, pred) == pytest.approx((2 / 3 + 1 / 2) / 2)
+    # F1(y) = 2*1/(2*1+0+1) = 2/3; F1(n) = 2*1/(2*1+1+1) = 1/2; "none" is only predicted and
+    # counts as a class with F1 0, as in sklearn's macro average
+    assert scoring.macro_f1(gold, pred) == pytest.approx((2 / 3 + 1 / 2 + 0) / 3)
     assert scoring.weighted_f1(["y", "n", "n", "n"], ["y", "n", "n", "y"]) == pytest.approx(
         (1 * (2 / 3) + 3 * (4 / 5)) / 4)  # F1(y) = 2/3 with support 1, F1(n) = 4/5 with 3
     assert scoring.majority_vote(["B", "A", "A", "B", "C"]) == "B"  # tie: first seen

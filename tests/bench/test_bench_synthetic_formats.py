@@ -105,7 +105,7 @@ def test_fantom_all_star_needs_every_question_of_a_target_set(fantom_items):
 
 def test_fantom_constant_answers_are_reported(fantom_items):
     table = constant_baselines("fantom", fantom_items)
-    best = {m: (c, v) for _, m, c, v in table.iter_rows()}
+    best = {m: (c, v) for _, _, m, c, v in table.iter_rows()}
     assert best["score"][1] == 0.0  # no constant solves a whole target set
     assert best["accessible:answerability:binary"] == ("Yes", 1.0)
 
@@ -142,7 +142,7 @@ def test_simpletom_headline_is_behaviour_and_judgment_and_constant_no_maxes_ment
     assert ev.summary["type:judgment"] == pytest.approx(2 / 3)
     assert ev.summary["score"] == pytest.approx((1 + 2 / 3) / 2)
     table = constant_baselines("simpletom", simpletom_items)
-    best = {m: (c, v) for _, m, c, v in table.iter_rows()}
+    best = {m: (c, v) for _, _, m, c, v in table.iter_rows()}
     # mental-state gold is always the option "No" (CogRSI Table 22 note)
     assert best["type:mental-state"] == ("No", 1.0)
     assert best["score"][1] < 1.0
