@@ -16,11 +16,13 @@
 # %% [markdown]
 # # Benchmarks
 #
-# Load every available benchmark in its official format (CogRSI §3, App. E), count its questions
+# Load every available benchmark in its release format (CogRSI §3, App. E), count its questions
 # by benchmark and question type, draw the disjoint sample manifests S0-S4 by story with fixed
 # seeds (App. E.1-E.2), report the best constant reply beside each benchmark on the main test
-# sample (Table 22 note), and render the per-benchmark results table that later stages fill
-# (Main = mean over the eight main benchmarks). Logic lives in `cogrsi_lib.bench`.
+# sample under both protocols (`official`: as the release runs it; `uniform`: the package's
+# prompt; Table 22 note), list how each protocol deviates from each release, and render the
+# per-benchmark results table that later stages fill (Main = mean over the eight main
+# benchmarks). Logic lives in `cogrsi_lib.bench`.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/stage_params.py (BenchmarksParams).
@@ -39,11 +41,13 @@ import polars as pl
 
 from cogrsi_lib import bench
 from cogrsi_lib.bench.manifest import SPLIT_NAMES, draw_manifests, select, write_manifest
+from cogrsi_lib.bench.protocol import PROTOCOLS
 from cogrsi_lib.bench.report import (
     benchmark_table,
     constant_baselines,
     counts_by_benchmark,
     counts_by_type,
+    deviations_table,
     load_available,
     results_table,
     results_template,
@@ -100,20 +104,41 @@ write_table(summary, out / "manifest_summary", title="Sample manifests")
 summary.filter(pl.col("n_questions") > 0)
 
 # %% [markdown]
-# ## Constant-answer sanity check on the main test sample (S3)
+# ## How each protocol deviates from each release
+#
+# From the registry (each benchmark module declares its rows); the same table is in
+# `cogrsi_lib/bench/README.md`. A result is comparable with a paper's only as far as this allows.
+
+# %%
+deviations = deviations_table(list(loaded))
+write_table(deviations, out / "deviations", title="Protocol deviations from each release")
+with pl.Config(tbl_rows=-1, fmt_str_lengths=200, tbl_width_chars=200):
+    print(deviations.select("benchmark", "protocol", "aspect", "here", "broken"))
+
+# %% [markdown]
+# ## Constant-answer sanity check on the main test sample (S3), under both protocols
+#
+# A constant reply is given to every presentation a protocol asks (ToMBench's official
+# protocol shuffles the options five times, so a constant letter names different options).
 
 # %%
 main_sample = {m.benchmark: select(loaded[m.benchmark], m, "S3") for m in manifests
                if m.items.get("S3")}
-constants = pl.concat([constant_baselines(name, items, p.constant_top)
-                       for name, items in main_sample.items()])
-write_table(constants, out / "constant_baselines", title="Best constant reply per metric (S3)")
-constants.filter(pl.col("metric") == "score")
+constants_all = pl.concat([constant_baselines(name, items, p.constant_top, protocol)
+                           for name, items in main_sample.items() for protocol in PROTOCOLS])
+write_table(constants_all, out / "constant_baselines",
+            title="Best constant reply per metric and protocol (S3)")
+headline = constants_all.filter(pl.col("metric") == "score").pivot(
+    on="protocol", index="benchmark", values="score")
+write_table(headline, out / "constant_baselines_headline",
+            title="Best constant reply's headline score under each protocol (S3)")
+headline
 
 # %% [markdown]
 # ## Per-benchmark results table (filled by later stages)
 
 # %%
+constants = constants_all.filter(pl.col("protocol") == "uniform")
 best_constant = constants.filter(pl.col("metric") == "score").join(
     registry.select("benchmark", "name"), on="benchmark")
 constant_row = pl.DataFrame({"system": "best constant reply", "benchmark": best_constant["name"],
@@ -128,7 +153,12 @@ template
 # The stage's headline numbers, `summary.json` (`dvc metrics show`).
 
 # %%
+official_constant = constants_all.filter((pl.col("protocol") == "official")
+                                         & (pl.col("metric") == "score"))
 summary = {"benchmarks": registry.height, "questions": int(counts["n_questions"].sum()),
-           "best_constant_score_s3": dict(best_constant.select("benchmark", "score").iter_rows())}
+           "best_constant_score_s3": dict(best_constant.select("benchmark", "score").iter_rows()),
+           "best_constant_score_s3_official": dict(
+               official_constant.select("benchmark", "score").iter_rows()),
+           "deviations": deviations.height}
 write_json(summary, out / "summary.json")
 summary

@@ -41,7 +41,10 @@ from cogrsi_lib import stage_params
 p = stage_params.load('pddl_mind', params)
 
 # %%
+import polars as pl
+
 from cogrsi_lib import pddl
+from cogrsi_lib.bench.report import deviations_table
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.oracle.sampler import SamplerConfig, sample_worlds
 from cogrsi_lib.pddl import report
@@ -82,6 +85,17 @@ examples += [e for s in samples for e in s.examples]
 availability = report.availability_table(samples)
 write_table(availability, out / 'benchmarks', title='Benchmark samples')
 availability
+
+# %% [markdown]
+# Benchmark answers are judged by each benchmark's `uniform` scorer; how that deviates from
+# each release is listed here (the prompts are PDDL-Mind's own three calls).
+
+# %%
+deviations = deviations_table(p.benchmarks).filter(
+    (pl.col('protocol') == 'uniform') & (pl.col('aspect') != 'prompt'))
+write_table(deviations, out / 'bench_deviations',
+            title="How each benchmark's scorer deviates from its release")
+deviations.select('benchmark', 'aspect', 'here')
 
 # %%
 print(examples[0].story)

@@ -31,8 +31,11 @@ from cogrsi_lib import stage_params
 p = stage_params.load('reader_eval', params)
 
 # %%
+import polars as pl
+
 from cogrsi_lib import pairs as pairs_lib
 from cogrsi_lib.baselines import make_system
+from cogrsi_lib.bench.report import deviations_table
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.llm.config import build_backend
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
@@ -90,8 +93,20 @@ paired
 # %%
 bench_scores = result.bench_table()
 write_table(bench_scores, out / 'bench_scores',
-            title="Benchmark headline scores by each benchmark's own rule")
+            title="Benchmark headline scores under the uniform protocol (the package's prompt, "
+                  "each benchmark's scorer)")
 bench_scores
+
+# %% [markdown]
+# These scores follow the `uniform` protocol. How it deviates from each benchmark's release
+# (prompt, option order, repetitions, aggregation) is listed below; they are comparable with
+# published numbers only as far as this table allows.
+
+# %%
+deviations = deviations_table(list(bench_items)).filter(pl.col('protocol') == 'uniform')
+write_table(deviations, out / 'bench_deviations',
+            title='How the uniform protocol deviates from each release')
+deviations.select('benchmark', 'aspect', 'here')
 
 # %% [markdown]
 # ## Pair validity

@@ -178,7 +178,8 @@ class ReaderEval:
         return table
 
     def bench_table(self) -> pl.DataFrame:
-        """Per system and benchmark: the benchmark's headline score by its own rule."""
+        """Per system and benchmark: the headline score under the benchmark's ``uniform``
+        protocol (the package's prompt, the benchmark's scorer)."""
         from cogrsi_lib import bench
 
         out = []
@@ -189,8 +190,8 @@ class ReaderEval:
                 answers = dict(zip(rows["item_id"], rows["answer"], strict=True))
                 judgements = [_judge(name, it, answers.get(str(it.id))) for it in items]
                 summary = bench.get(name).summarize(list(items), judgements)
-                out.append({"system": system, "benchmark": name, "questions": len(items),
-                            "score": summary["score"],
+                out.append({"system": system, "benchmark": name, "protocol": "uniform",
+                            "questions": len(items), "score": summary["score"],
                             "malformed": sum(j.malformed for j in judgements)})
         return pl.DataFrame(out) if out else pl.DataFrame()
 
