@@ -105,12 +105,30 @@ def load(root: Path, long: bool = False) -> list[Item]:
                     source=f"{filename}:{record}",
                     extra={"genre": genre, "original_place": plot.get("original_place", ""),
                            "move_to_place": plot.get("move_to_place", ""),
-                           "mover": plot.get("mover", ""), "observer": plot.get("observer", "")},
+                           "mover": plot.get("mover", ""), "observer": plot.get("observer", ""),
+                           "choices": _choices(kind, q["answer"].strip(), plot)},
                 ))
     return validate_items(items, root / DATA)
 
 
 # ------------------------------------------------------------------------------ labels
+
+#: The closed answer set of each question type (fine location: the two places).
+CHOICES = {"location-coarse": ("yes", "no"),
+           "multihop-fullness": ("more full", "less full", "equally full"),
+           "multihop-accessibility": ("more accessible", "less accessible",
+                                      "equally accessible"),
+           "attitude": ("positive", "neutral", "negative")}
+
+
+def _choices(kind: str, answer: str, plot: dict) -> list[str]:
+    """The answer set of a question, when its gold answer is one of them (else none)."""
+    if kind.startswith("location-fine"):
+        options = [str(plot.get("original_place", "")), str(plot.get("move_to_place", ""))]
+    else:
+        options = list(next((v for k, v in CHOICES.items() if kind.startswith(k)), ()))
+    return options if answer.lower() in [o.lower() for o in options] else []
+
 
 
 def remove_determinant(word: str) -> str:
@@ -310,6 +328,8 @@ OFFICIAL = Protocol(
 )
 
 UNIFORM_DEVIATIONS = (
+    Deviation("answer set", "free-text answer", "asked as a choice among the question's closed "
+              "answer set (item.choices); the chosen text is judged by the release's rule"),
     Deviation("aggregation", "corrupted replies dropped, corrupted rate reported; macro-F1 "
               "per question type", "an unreadable reply is wrong; score = accuracy over all "
               "questions; macro-F1 per type beside it"),

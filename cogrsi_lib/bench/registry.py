@@ -143,7 +143,8 @@ class Benchmark:
         """The ``official`` or ``uniform`` protocol of this benchmark."""
         if name not in PROTOCOLS:
             raise ValueError(f"unknown protocol {name!r} (known: {', '.join(PROTOCOLS)})")
-        uniform = Protocol("uniform", self.judge, self.summarize, self.units,
+        release = self.official.release if self.official is not None else self.release
+        uniform = Protocol("uniform", self.judge, self.summarize, self.units, release=release,
                            deviations=(UNIFORM_PROMPT, *self.uniform_deviations))
         if name == "uniform":
             return uniform

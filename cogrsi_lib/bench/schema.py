@@ -54,7 +54,10 @@ class Item:
     names that must be named in ``gold_set`` and those that must not in ``wrong_set``;
     FANToM free-text belief questions carry the wrong (omniscient) answer in ``wrong_set``.
     ``group_id`` is a scoring group inside the unit (FANToM's question set for All*).
-    ``source`` is ``file:record`` in the official release.
+    ``source`` is ``file:record`` in the official release.  ``extra["choices"]``, where a
+    loader sets it, is the closed answer set of a free-text question (OpenToM's labels,
+    ToMi's story locations); the uniform protocol asks it as a choice among them and judges
+    the chosen text.
     """
 
     benchmark: str
@@ -75,6 +78,11 @@ class Item:
     def labels(self) -> tuple[str, ...]:
         """Option labels, in order (empty for free-text questions)."""
         return tuple(label for label, _ in self.options)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The closed answer set of a free-text question (empty when there is none)."""
+        return tuple(self.extra.get("choices", ())) if not self.options else ()
 
     def option_text(self, label: str) -> str:
         """Text of the option with this label."""

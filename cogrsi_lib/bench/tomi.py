@@ -18,6 +18,7 @@ import hashlib
 import re
 from pathlib import Path
 
+from cogrsi_lib.bench.protocol import Deviation
 from cogrsi_lib.bench.registry import Benchmark, Source, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, contains_phrase, right
@@ -89,9 +90,15 @@ def load_split(root: Path, split: str = "test") -> list[Item]:
             gold=answer,
             source=f"{txt.name}:{record}",
             extra={"story_type": parts[-1], "events": parts[:-2], "split": split,
-                   "locations": story_locations(story)},
+                   "locations": story_locations(story),
+                   "choices": _choices(story_locations(story), answer)},
         ))
     return validate_items(items, txt)
+
+
+def _choices(locations: list[str], answer: str) -> list[str]:
+    """The story's locations as the answer set (none when the gold is not among them)."""
+    return locations if answer in locations else []
 
 
 def story_locations(lines: list[str]) -> list[str]:
@@ -138,4 +145,8 @@ BENCHMARK = register(Benchmark(
         dest="tomi_balanced_story_types.zip", extract_to=SPLIT_DIR),),
     paper="Le et al., EMNLP 2019",
     release="facebookresearch/ToMi (no scorer released; the answer token)",
+    uniform_deviations=(
+        Deviation("answer set", "free-text answer", "asked as a choice among the question's closed "
+                  "answer set (item.choices); the chosen text is judged by the release's rule"),
+    ),
 ))

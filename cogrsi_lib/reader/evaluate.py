@@ -96,10 +96,15 @@ def load_bench_heads(
 
 
 def _judge(name: str, item: Any, answer: str | None) -> Any:
-    """Benchmark ``name``'s own verdict on a system's final answer: an option label, or the
-    free-text answer; an unparsed answer is judged as an empty reply (wrong)."""
+    """Benchmark ``name``'s own verdict on a system's final answer: an option label, the
+    chosen text of a closed answer set (``item.choices``), or the free-text answer; an
+    unparsed answer is judged as an empty reply (wrong)."""
     from cogrsi_lib import bench
+    from cogrsi_lib.llm.parsing import option_letters
 
+    choices = tuple(item.choices)
+    if choices and answer in option_letters(len(choices)):
+        answer = choices[option_letters(len(choices)).index(answer)]
     return bench.get(name).judge(item, answer or "")
 
 

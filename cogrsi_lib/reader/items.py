@@ -151,8 +151,9 @@ def candidate_names(item: ReaderItem) -> tuple[str, ...]:
 
 
 def from_bench_item(item: Any) -> ReaderItem:
-    """A :class:`cogrsi_lib.bench.schema.Item` as a reader item (native labels kept)."""
-    options = tuple(t for _, t in item.options) or None
+    """A :class:`cogrsi_lib.bench.schema.Item` as a reader item (native labels kept; a
+    free-text question with a closed answer set is asked as a choice among it)."""
+    options = tuple(t for _, t in item.options) or tuple(item.choices) or None
     labels = tuple(lab for lab, _ in item.options) or None
     bench = str(item.benchmark).lower()
     kind: Kind = "conversation" if bench in CONVERSATION_BENCHMARKS else "narrative"

@@ -115,3 +115,23 @@ def test_ask_official_sends_every_view_as_the_release_prompt_and_scores_it():
     assert run.evaluation.records["correct"].to_list() == expected
     with pytest.raises(ValueError, match="not reproduced"):
         ask_official("opentom", real("opentom")[:2], backend)
+
+
+@pytest.mark.parametrize("name", ["opentom", "tomi"])
+def test_closed_answer_sets_contain_the_gold_and_its_text_is_judged_right(name):
+    from cogrsi_lib.reader.evaluate import _judge
+    from cogrsi_lib.reader.items import from_bench_item
+
+    items = real(name)
+    with_choices = [it for it in items if it.choices]
+    assert len(with_choices) >= len(items) - 2
+    uniform = bench.get(name).protocol("uniform")
+    for it in with_choices[::7]:
+        if not uniform.score(it, it.gold).correct:
+            continue  # "drawer" vs "another drawer": the release's overlap rule ties
+        reader_item = from_bench_item(it)
+        key = reader_item.gold_key()  # the gold is one of the choices
+        assert reader_item.options == it.choices
+        assert _judge(name, it, key).correct, it.id  # the letter is judged as its text
+        wrong = next(c for c in it.choices if c.lower() != it.gold.lower())
+        assert not uniform.score(it, wrong).correct, it.id
