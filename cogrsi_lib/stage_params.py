@@ -130,6 +130,10 @@ class ReaderEvalParams(StageParams):
     benchmarks: list[str] = ["tombench", "tomi"]
     n_per_benchmark: int = 2
     batch_size: int = 64
+    # also ask the benchmark items zero-shot under each benchmark's official protocol (its
+    # released prompt and rule; answer form enforced when ``structured``)
+    official: bool = True
+    official_max_tokens: int = 48
 
 
 class LoopsParams(StageParams):

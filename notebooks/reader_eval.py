@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Grounded reader and baselines
 #
-# The grounded reader (CogRSI §4.1, App. G.6) and its baselines (zero-shot, CoT, self-consistency, SimToM, PercepToM and their +SC forms, §5.1) on one shared backend, on (a) counterfactual pairs of the oracle's evaluation split (a pair counts only if both versions are right, §3) and (b) the first items of each benchmark whose files are present, scored by that benchmark's own rule. An unparsed answer is wrong. Calls and tokens are counted per question (G.7: the paper's reader makes 7.3 calls and 1.51x the tokens of SC k=6). Logic: `cogrsi_lib/reader/evaluate.py`.
+# The grounded reader (CogRSI §4.1, App. G.6) and its baselines (zero-shot, CoT, self-consistency, SimToM, PercepToM and their +SC forms, §5.1) on one shared backend, on (a) counterfactual pairs of the oracle's evaluation split (a pair counts only if both versions are right, §3) and (b) the first items of each benchmark whose files are present, under the benchmark's uniform protocol (this package's prompt; a closed answer set asked as options; the benchmark's scorer). An unparsed answer is wrong. Calls and tokens are counted per question (G.7: the paper's reader makes 7.3 calls and 1.51x the tokens of SC k=6). Logic: `cogrsi_lib/reader/evaluate.py`.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/stage_params.py (ReaderEvalParams).
@@ -36,6 +36,7 @@ import polars as pl
 from cogrsi_lib import pairs as pairs_lib
 from cogrsi_lib.baselines import make_system
 from cogrsi_lib.bench.report import deviations_table
+from cogrsi_lib.bench.runner import ask_official_all
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.llm.config import build_backend
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
@@ -107,6 +108,29 @@ deviations = deviations_table(list(bench_items)).filter(pl.col('protocol') == 'u
 write_table(deviations, out / 'bench_deviations',
             title='How the uniform protocol deviates from each release')
 deviations.select('benchmark', 'aspect', 'here')
+
+# %% [markdown]
+# ### The same items under each benchmark's official protocol
+#
+# Zero-shot, as each release asks them: its prompt, its option order and repetitions (ToMBench:
+# five shuffled tries), its rule and aggregation; with `structured`, each reply is held to the
+# answer form the released prompt asks for. Benchmarks whose released prompt is not reproduced
+# are skipped and listed. Every reply is in `official_views.parquet`.
+
+# %%
+if p.official:
+    official_scores, official_views, no_prompt = ask_official_all(
+        bench_items, backend, p.official_max_tokens, p.batch_size, p.structured)
+    write_table(official_scores, out / 'official_scores',
+                title="Zero-shot under each benchmark's official protocol")
+    if official_views.height:
+        official_views.write_parquet(out / 'official_views.parquet')
+    print('no released prompt here:', no_prompt)
+    official_deviations = deviations_table(list(official_scores['benchmark'])).filter(
+        pl.col('protocol') == 'official')
+    write_table(official_deviations, out / 'official_deviations',
+                title='How the official protocol deviates from each release')
+    official_scores
 
 # %% [markdown]
 # ## Pair validity

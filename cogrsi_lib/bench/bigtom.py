@@ -41,6 +41,7 @@ from cogrsi_lib.bench.registry import (
 )
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, judge_option, mean_by, right
+from cogrsi_lib.llm.reply_format import ReplyFormat
 
 CSV_PATH = "data/bigtom/bigtom.csv"
 TEMPLATE_FIELDS = (
@@ -204,6 +205,11 @@ def official_prompt(view: Item) -> list[Message]:
             {"role": "user", "content": f"Story: {view.context}\nQuestion: {question}"}]
 
 
+def official_answer(view: Item) -> ReplyFormat:
+    """The form the instruction asks for: ``Answer:<option>)<answer>`` on one line."""
+    return ReplyFormat.regex("bench.official.bigtom", r"Answer: ?[ab]\)[^\n]{1,80}")
+
+
 def official_judge(view: Item, response: str) -> Judgement:
     """The release's rule: the true key in the reply wins, then the other key; a reply with
     neither went to an LLM grader in the release and is malformed (wrong) here."""
@@ -234,7 +240,7 @@ RELEASE = ("cicl-stanford/procedural-evals-tom@fe647d6 (code/src/evaluate_condit
 
 OFFICIAL = Protocol(
     "official", official_judge, official_summarize, item_units, prompt=official_prompt,
-    views=official_views, release=RELEASE,
+    views=official_views, answer=official_answer, release=RELEASE,
     deviations=(
         Deviation("parsing", "a reply naming neither key is graded True/False by an LLM "
                   "(text-davinci-003)", "malformed and wrong"),

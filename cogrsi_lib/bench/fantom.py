@@ -56,6 +56,7 @@ from cogrsi_lib.bench.scoring import (
     token_f1,
     weighted_f1,
 )
+from cogrsi_lib.llm.reply_format import ReplyFormat
 
 JSON_PATH = "fantom_v1.json"
 SET_FIELDS = ("set_id", "short_context", "full_context", "factQA", "beliefQAs",
@@ -311,6 +312,15 @@ def official_prompt(item: Item) -> list[Message]:
     return [{"role": "user", "content": official_text(item)}]
 
 
+def official_answer(item: Item) -> ReplyFormat | None:
+    """A choice where the question offers one (``(a)``/``(b)``, yes/no); else free text."""
+    if item.question_type.endswith(":multiple-choice"):
+        return ReplyFormat.choice("bench.official.fantom", [f"({lab})" for lab in item.labels])
+    if item.question_type.endswith(":binary"):
+        return ReplyFormat.choice("bench.official.fantom", ["yes", "no"])
+    return None
+
+
 def parse_response(response: str) -> str:
     """``parse_response``: the text after the last "Answer:" (or after the multiple-choice
     cue), stripped; otherwise the reply unchanged."""
@@ -356,7 +366,8 @@ official_judge = _Official()
 RELEASE = "skywalker023/fantom@ebd35eb (eval_fantom.py)"
 
 OFFICIAL = Protocol(
-    "official", official_judge, summarize, units, prompt=official_prompt, release=RELEASE,
+    "official", official_judge, summarize, units, prompt=official_prompt,
+    answer=official_answer, release=RELEASE,
     deviations=(
         Deviation("metric", "free-text belief closeness: cosine of all-roberta-large-v1 "
                   "embeddings", "cosine of all-MiniLM-L6-v2 embeddings (packaged offline "

@@ -28,6 +28,7 @@ from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
 from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, judge_option, mean_by
+from cogrsi_lib.llm.reply_format import ReplyFormat
 
 JSON_PATH = "Hi-ToM_data.json"
 FIELDS = ("prompting_type", "deception", "story_length", "question_order", "sample_id",
@@ -133,10 +134,17 @@ def official_prompt(item: Item) -> list[Message]:
     return [{"role": "user", "content": official_text(item)}]
 
 
+def official_answer(item: Item) -> ReplyFormat:
+    """An answer without explanation: one of the choices as shown (``K. green_drawer``)."""
+    return ReplyFormat.choice("bench.official.hi-tom",
+                              [f"{lab}. {text}" for lab, text in item.options])
+
+
 RELEASE = "ying-hui-he/Hi-ToM_dataset@56dda76 (Hi-ToM_prompts, MC)"
 
 OFFICIAL = Protocol(
-    "official", judge_option, summarize, item_units, prompt=official_prompt, release=RELEASE,
+    "official", judge_option, summarize, item_units, prompt=official_prompt,
+    answer=official_answer, release=RELEASE,
     deviations=(
         Deviation("scoring", "no scorer released (the paper: accuracy of the chosen option)",
                   "the reply's option letter or container text must name the answer"),

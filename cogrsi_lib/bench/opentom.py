@@ -12,7 +12,8 @@ class label and compared with the gold label; coarse location by yes/no, fine lo
 lexical overlap with the original vs. final place, fullness and accessibility by phrase,
 attitude by a/b/c or the label word.
 
-* Official protocol (``src/evaluate.py``): unreadable ("corrupted") replies are dropped and
+* Official protocol (``src/run_baseline.py`` vanilla prompts, ``src/evaluate.py``): the
+  release's system message and per-type template; unreadable ("corrupted") replies are dropped and
   their rate reported; per question type, accuracy and sklearn's macro-F1 (over gold and
   predicted labels) on the rest; multihop split into fullness and accessibility and pooled.
   The headline is the mean macro-F1 over the paper's seven columns.  Two release bugs are
@@ -30,10 +31,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from cogrsi_lib.bench.protocol import Deviation, Protocol
+from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
 from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, macro_f1, mean_by
+from cogrsi_lib.llm.reply_format import ReplyFormat
 
 DATA = "data/opentom_data"
 #: question file -> (genre, granularity) ; genres as in the paper's tables
@@ -306,13 +308,56 @@ SHA256 = {
     "attitude.json": "8c1d0cdd68d60ea6534700ae3d67436fb9a5b6c9cfab84c0d70185c9222e4047",
 }
 
-RELEASE = "seacowx/OpenToM@3f22b66 (src/evaluate.py, src/evaluate/opentom_evaluator.py)"
+# ------------------------------------------------------------------- official protocol
+
+#: ``src/utils/load_baseline_model.py``: the system message of every baseline prompt.
+SYSTEM = "You are an expert in modeling other's mental state."
+#: ``src/prompts/chatgpt_opentom_prompts/*.txt``: the common head of the five templates.
+HEAD = ("Read and comprehend the following short story. Then, answer the question that "
+        "follows.\n\n{narrative}\n\nQuestion: {question}")
+NO_EXPLANATION = " Answer the question without any explanation.\n"
+
+
+def official_text(item: Item) -> str:
+    """The release's vanilla user prompt (``build_prompt``, no CoT/SimToM), chosen as the
+    release chooses it: by words of the question."""
+    q, narrative = item.question, item.context
+    if "locate" in q or "initial" in q:  # simple_entity_state: the template, stripped
+        tail = NO_EXPLANATION if "locate" in q else (
+            ' Answer the question with "Yes" or "No". Do not give any explanation.\n')
+        return (HEAD.format(narrative=narrative, question=q) + tail).strip()
+    if "fullness" in q:
+        q += ' Answer with "more full", "equally full", or "less full".'
+        return HEAD.format(narrative=narrative, question=q) + NO_EXPLANATION
+    if "accessibility" in q:
+        q += ' Answer with "more accessible", "equally accessible", or "less accessible".'
+        return HEAD.format(narrative=narrative, question=q) + NO_EXPLANATION
+    q = (q.split("?")[0].strip() + ", assuming that you observed the action?"
+         + ' Answer with "positive", "neutral", or "negative".')
+    return HEAD.format(narrative=narrative, question=q).strip() + " Answer without any explanation."
+
+
+def official_prompt(item: Item) -> list[Message]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": official_text(item)}]
+
+
+def official_answer(item: Item) -> ReplyFormat | None:
+    """The answer the prompt asks for: one of the question's answer set ("Yes"/"No" for
+    coarse location, as the prompt writes them); free text where there is none."""
+    if not item.choices:
+        return None
+    choices = [c.capitalize() if item.question_type.startswith("location-coarse") else c
+               for c in item.choices]
+    return ReplyFormat.choice("bench.official.opentom", choices)
+
+
+RELEASE = ("seacowx/OpenToM@3f22b66 (src/run_baseline.py, src/utils/build_prompt.py, "
+           "src/evaluate.py, src/evaluate/opentom_evaluator.py)")
 
 OFFICIAL = Protocol(
-    "official", judge, official_summarize, item_units, release=RELEASE,
+    "official", judge, official_summarize, item_units, prompt=official_prompt,
+    answer=official_answer, release=RELEASE,
     deviations=(
-        Deviation("prompt", "per-type templates built by src/utils/build_prompt.py",
-                  "not reproduced: the package's own prompt"),
         Deviation("sampling", "5 seeded batches of 50 stories, metrics averaged over "
                   "batches; 2 of the 4 fullness questions per story dropped at random",
                   "one batch: the stories of the sample drawn (manifest); every question"),

@@ -26,9 +26,11 @@ import polars as pl
 
 from cogrsi_lib.bench.schema import Item
 from cogrsi_lib.bench.scoring import Judgement
+from cogrsi_lib.llm.reply_format import ReplyFormat
 
 __all__ = [
     "PROMPT_NOT_REPRODUCED",
+    "STRUCTURED_ANSWER",
     "PROTOCOLS",
     "UNIFORM_PROMPT",
     "Deviation",
@@ -70,7 +72,9 @@ class Protocol:
     repetitions; each view's options relabelled, ``view_of`` maps its labels back); by
     default the item once, as loaded.  ``judge(view, reply)`` applies the per-reply rule to
     one view; ``combine(item, judgements)`` turns the judgements of an item's views (labels
-    already mapped back) into its verdict (default: the only one).
+    already mapped back) into its verdict (default: the only one).  ``answer(view)`` is the
+    reply form the release's prompt asks for (``None``: free text), which a backend may
+    enforce while decoding when asked to (:func:`cogrsi_lib.bench.runner.ask_official`).
     """
 
     name: str
@@ -80,6 +84,7 @@ class Protocol:
     prompt: Callable[[Item], list[Message]] | None = None
     views: Callable[[Item], list[Item]] | None = None
     combine: Callable[[Item, Sequence[Judgement]], Judgement] | None = None
+    answer: Callable[[Item], ReplyFormat | None] | None = None
     deviations: tuple[Deviation, ...] = ()
     release: str = ""
 
@@ -108,6 +113,10 @@ class Protocol:
 
     def with_deviations(self, *extra: Deviation) -> Protocol:
         return replace(self, deviations=(*self.deviations, *extra))
+
+    def __post_init__(self) -> None:
+        if self.answer is not None and STRUCTURED_ANSWER not in self.deviations:
+            object.__setattr__(self, "deviations", (*self.deviations, STRUCTURED_ANSWER))
 
 
 def view_of(item: Item, order: Sequence[int], number: int = 0, relabel_as: Sequence[str]
@@ -149,4 +158,12 @@ UNIFORM_PROMPT = Deviation(
 PROMPT_NOT_REPRODUCED = Deviation(
     "prompt", "the benchmark's released prompt (or none released)",
     "not reproduced: the package's own prompt",
+)
+
+#: What an official protocol asked with its answer form enforced does instead (listed for every
+#: protocol that declares one).
+STRUCTURED_ANSWER = Deviation(
+    "decoding", "free-text reply",
+    "free text; asked with structured=True, the reply is held to the form the released prompt "
+    "asks for (e.g. [[X]]) while decoding",
 )

@@ -35,6 +35,7 @@ from cogrsi_lib.bench.protocol import Deviation, Message, Protocol, view_of
 from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, majority_vote, mean_by, right
+from cogrsi_lib.llm.reply_format import ReplyFormat
 
 DATA = "data"
 TASKS = (
@@ -175,6 +176,12 @@ def official_views(item: Item) -> list[Item]:
     return out
 
 
+def official_answer(view: Item) -> ReplyFormat:
+    """The form the system prompt asks for: ``[[X]]`` with X one of the view's letters."""
+    return ReplyFormat.regex("bench.official.tombench",
+                             r"\[\[(" + "|".join(view.labels) + r")\]\]")
+
+
 def official_extract(reply: str) -> str:
     """``get_results.extract_answer``: as :func:`extract_answer`, but "A" when no letter."""
     return extract_answer(reply) or "A"
@@ -210,7 +217,7 @@ RELEASE = "zhchen18/ToMBench@4f491f0 (run_api.py, prompts.py, get_results.py)"
 
 OFFICIAL = Protocol(
     "official", official_judge, official_summarize, item_units, prompt=official_prompt,
-    views=official_views, combine=official_combine, release=RELEASE,
+    views=official_views, combine=official_combine, answer=official_answer, release=RELEASE,
     deviations=(
         Deviation("language", "run_api.py defaults to Chinese (--language zh)",
                   "English prompt and items (the paper reports both)"),

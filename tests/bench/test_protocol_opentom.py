@@ -1,8 +1,10 @@
 """OpenToM's official protocol against a transcription of its released evaluation.
 
 Transcribed from seacowx/OpenToM at commit 3f22b66276b2d7ca5fe573c28c79cc0d077aafc5:
-``src/evaluate/opentom_evaluator.py`` (the label rules) and ``src/evaluate.py`` (dropping
-corrupted replies, sklearn accuracy and macro-F1).  Labels are the release's integers; the
+``src/evaluate/opentom_evaluator.py`` (the label rules), ``src/evaluate.py`` (dropping
+corrupted replies, sklearn accuracy and macro-F1) and the vanilla prompt path of
+``src/run_baseline.py`` / ``src/utils/build_prompt.py`` with the templates in
+``src/prompts/chatgpt_opentom_prompts``.  Labels are the release's integers; the
 protocol's string labels are mapped onto them.  The two release bugs the protocol does not
 follow are checked separately (``remove_determinant`` prefix, ``plot_info`` unpacking); the
 transcription is fed the places by key, as the protocol reads them.
@@ -131,6 +133,50 @@ def rel_group_metrics(pairs: list[tuple[int | None, int]]) -> dict[str, float]:
     return {"corrupted": (len(preds) - len(valid_pred)) / len(preds),
             "accuracy": accuracy_score(valid_gt, valid_pred),
             "macro_f1": f1_score(valid_gt, valid_pred, average="macro")}
+
+
+REL_TEMPLATE = {  # the five template files (each ends with a newline)
+    "fg": ("Read and comprehend the following short story. Then, answer the question that "
+           "follows.\n\n{narrative}\n\nQuestion: {question} Answer the question without any "
+           "explanation.\n"),
+    "cg": ("Read and comprehend the following short story. Then, answer the question that "
+           "follows.\n\n{narrative}\n\nQuestion: {question} Answer the question with \"Yes\" "
+           "or \"No\". Do not give any explanation.\n"),
+    "attitude": ("Read and comprehend the following short story. Then, answer the question "
+                 "that follows.\n\n{narrative}\n\nQuestion: {question}\n"),
+}
+REL_TEMPLATE["fullness"] = REL_TEMPLATE["accessibility"] = REL_TEMPLATE["fg"]
+
+
+def rel_prompt(question: str, narrative: str) -> list[dict[str, str]]:
+    """``build_prompt`` without CoT, SimToM or self-ask, behind the baseline system message."""
+    def fill(name: str, q: str) -> str:
+        return REL_TEMPLATE[name].replace("{narrative}", narrative).replace("{question}", q)
+
+    if "locate" in question:
+        text = fill("fg", question).strip()
+    elif "initial" in question:
+        text = fill("cg", question).strip()
+    elif "fullness" in question:
+        text = fill("fullness", f'{question} Answer with "more full", "equally full", or '
+                                '"less full".')
+    elif "accessibility" in question:
+        text = fill("accessibility", f'{question} Answer with "more accessible", "equally '
+                                     'accessible", or "less accessible".')
+    else:
+        q = question.split("?")[0].strip() + ", assuming that you observed the action?"
+        q = q + ' Answer with "positive", "neutral", or "negative".'
+        text = fill("attitude", q).strip() + " Answer without any explanation."
+    return [{"role": "system", "content": "You are an expert in modeling other's mental state."},
+            {"role": "user", "content": text}]
+
+
+def test_official_prompt_is_the_release_vanilla_prompt_on_every_question():
+    official = bench.get("opentom").protocol("official")
+    loaded = real("opentom")
+    for it in loaded:
+        assert official.prompt(it) == rel_prompt(it.question, it.context), it.id
+    assert len(loaded) == 13708
 
 
 # ---------------------------------------------------------------------------- reply set

@@ -108,13 +108,13 @@ def test_ask_official_sends_every_view_as_the_release_prompt_and_scores_it():
     run = ask_official("tombench", items, backend, max_tokens=16, batch_size=7)
     assert backend.calls == 5 * len(items) == run.views.height
     assert all("[[Answer Index]]" in prompt_text(j) for j in backend.jobs)
-    assert all(j.request.params.temperature == 0.0 and j.request.reply is None
-               for j in backend.jobs)
+    assert all(j.request.params.temperature == 0.0 and j.request.constraint is None
+               for j in backend.jobs)  # free text unless asked structured
     official = bench.get("tombench").protocol("official")
     expected = [official.score(it, ["[[B]]"] * 5).correct for it in items]
     assert run.evaluation.records["correct"].to_list() == expected
     with pytest.raises(ValueError, match="not reproduced"):
-        ask_official("opentom", real("opentom")[:2], backend)
+        ask_official("tomi", real("tomi")[:2], backend)
 
 
 @pytest.mark.parametrize("name", ["opentom", "tomi"])
@@ -135,3 +135,56 @@ def test_closed_answer_sets_contain_the_gold_and_its_text_is_judged_right(name):
         assert _judge(name, it, key).correct, it.id  # the letter is judged as its text
         wrong = next(c for c in it.choices if c.lower() != it.gold.lower())
         assert not uniform.score(it, wrong).correct, it.id
+
+
+@pytest.mark.parametrize("name", ["tombench", "bigtom", "hi-tom", "opentom"])
+def test_every_reply_the_answer_form_allows_is_read_by_the_official_rule(name):
+    official = bench.get(name).protocol("official")
+    assert any(d.aspect == "decoding" for d in official.deviations)
+    checked = 0
+    for it in real(name)[::97][:40]:
+        for view in official.present(it):
+            fmt = official.answer(view)
+            if fmt is None:
+                continue
+            if fmt.kind == "choice":
+                replies = fmt.choices()
+            else:  # regex forms: one reply per label, in the form asked for
+                replies = ([f"[[{lab}]]" for lab in view.labels] if name == "tombench" else
+                           [f"Answer:{lab}) {text[:60]}" for lab, text in view.options])
+            for reply in replies:
+                fmt.parse(reply)  # the form accepts it
+                j = official.judge(view, reply)
+                assert not j.malformed, (view.id, reply)
+                checked += 1
+            right = [r for r in replies if official.judge(view, r).correct]
+            gold_ok = official.judge(view, view.gold).correct if name == "opentom" else True
+            assert len(right) == 1 or (name == "opentom" and not gold_ok), (view.id, right)
+    assert checked > 40
+
+
+def test_ask_official_structured_holds_replies_to_the_answer_form():
+    from cogrsi_lib.bench.runner import ask_official
+    from cogrsi_lib.llm.fake import ScriptedBackend
+
+    items = real("bigtom")[:3]
+    backend = ScriptedBackend(lambda job: "Answer:a) she thinks so")
+    run = ask_official("bigtom", items, backend, structured=True)
+    assert all(j.request.structured and j.request.reply.family == "bench.official.bigtom"
+               for j in backend.jobs)
+    assert run.views["structured"].all()
+    assert run.evaluation.summary["score"] == pytest.approx(
+        sum(bench.get("bigtom").protocol("official").present(it)[0].gold == "a"
+            for it in items) / 3)
+
+
+def test_ask_official_all_skips_benchmarks_without_a_released_prompt():
+    from cogrsi_lib.bench.runner import ask_official_all
+    from cogrsi_lib.llm.fake import ScriptedBackend
+
+    loaded = {"hi-tom": real("hi-tom")[:2], "tomi": real("tomi")[:2]}
+    backend = ScriptedBackend(lambda job: "A. x")
+    scores, views, skipped = ask_official_all(loaded, backend)
+    assert skipped == ["tomi"]
+    assert scores["benchmark"].to_list() == ["hi-tom"] and scores["asks"][0] == 2
+    assert views.height == 2 and set(views["benchmark"]) == {"hi-tom"}
