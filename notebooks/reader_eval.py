@@ -115,7 +115,8 @@ deviations.select('benchmark', 'aspect', 'here')
 # Zero-shot, as each release asks them: its prompt, its option order and repetitions (ToMBench:
 # five shuffled tries), its rule and aggregation; with `structured`, each reply is held to the
 # answer form the released prompt asks for. Benchmarks whose released prompt is not reproduced
-# are skipped and listed. Every reply is in `official_views.parquet`.
+# are skipped and listed. Every reply is in `official_views.parquet`. `best_constant` is the
+# best constant reply's score on the same items: a score it reaches shows nothing.
 
 # %%
 if p.official:
@@ -175,6 +176,7 @@ replies = write_replies(tally, out / 'replies_by_family')
 write_json({'backend': p.llm.get('backend'), 'model': backend.model, 'systems': p.systems,
             'questions': result.items.height // max(1, len(p.systems)),
             'skipped_benchmarks': skipped, 'structured': p.structured,
-            'chance': chance.to_dicts(), 'replies': tally.to_dict()},
+            'chance': chance.to_dicts(), 'replies': tally.to_dict(),
+            'official_scores': official_scores.to_dicts() if p.official else []},
            out / 'summary.json')
 replies

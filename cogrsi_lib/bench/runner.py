@@ -71,7 +71,10 @@ def ask_official_all(loaded: dict[str, Sequence[Item]], backend: Backend, max_to
                      batch_size: int = 64, structured: bool = False
                      ) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
     """:func:`ask_official` on every benchmark of ``loaded`` whose released prompt is
-    reproduced: (scores per benchmark, replies per view, names skipped for want of a prompt)."""
+    reproduced: (scores per benchmark beside the best constant reply's score on the same
+    items, replies per view, names skipped for want of a prompt)."""
+    from cogrsi_lib.bench.report import constant_baselines
+
     scores, views, skipped = [], [], []
     for name, items in loaded.items():
         if get(name).protocol("official").prompt is None:
@@ -79,11 +82,15 @@ def ask_official_all(loaded: dict[str, Sequence[Item]], backend: Backend, max_to
             continue
         run = ask_official(name, items, backend, max_tokens, batch_size, structured)
         ev = run.evaluation
+        constants = constant_baselines(name, items, protocol="official")
+        best = constants.filter(pl.col("metric") == "score")
         scores.append({"benchmark": name, "protocol": "official", "questions": len(items),
                        "asks": run.views.height, "score": ev.summary["score"],
-                       "malformed": int(ev.records["malformed"].sum())})
+                       "malformed": int(ev.records["malformed"].sum()),
+                       "best_constant": best["score"][0] if best.height else None})
         views.append(run.views.with_columns(benchmark=pl.lit(name)))
     table = pl.DataFrame(scores, schema={"benchmark": pl.Utf8, "protocol": pl.Utf8,
                                          "questions": pl.Int64, "asks": pl.Int64,
-                                         "score": pl.Float64, "malformed": pl.Int64})
+                                         "score": pl.Float64, "malformed": pl.Int64,
+                                         "best_constant": pl.Float64})
     return table, (pl.concat(views) if views else pl.DataFrame()), skipped
