@@ -111,9 +111,6 @@ class Protocol:
             raise ValueError(f"protocol {self.name!r} has several views and no combine rule")
         return judgements[0]
 
-    def with_deviations(self, *extra: Deviation) -> Protocol:
-        return replace(self, deviations=(*self.deviations, *extra))
-
     def __post_init__(self) -> None:
         if self.answer is not None and STRUCTURED_ANSWER not in self.deviations:
             object.__setattr__(self, "deviations", (*self.deviations, STRUCTURED_ANSWER))

@@ -243,9 +243,11 @@ def load(name: str, root: str | Path | None = None) -> list[Item]:
 
 
 def judge_all(
-    name: str, items: Sequence[Item], responses: Mapping[str, str]
+    name: str, items: Sequence[Item], responses: Mapping[str, str | Sequence[str]],
+    protocol: str = "uniform",
 ) -> list[Judgement]:
-    """Judge every item's reply (``responses[item.id]``); a missing reply is malformed."""
-    bench = get(name)
-    return [bench.judge(it, responses[it.id]) if it.id in responses else Judgement(0.0, None)
+    """Judge every item's reply (``responses[item.id]``: one reply, or one per view of the
+    protocol) under ``protocol``; a missing reply is malformed."""
+    proto = get(name).protocol(protocol)
+    return [proto.score(it, responses[it.id]) if it.id in responses else Judgement(0.0, None)
             for it in items]

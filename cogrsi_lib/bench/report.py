@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from cogrsi_lib.bench.protocol import PROTOCOLS
-from cogrsi_lib.bench.registry import MAIN_BENCHMARKS, get, load, names
+from cogrsi_lib.bench.registry import MAIN_BENCHMARKS, get, judge_all, load, names
 from cogrsi_lib.bench.schema import Item
 from cogrsi_lib.bench.scoring import (
     Judgement,
@@ -61,8 +61,7 @@ def evaluate(name: str, items: Sequence[Item], responses: Mapping[str, str | Seq
     """Judge ``responses`` (item id -> reply, or one reply per view of the protocol) under
     ``protocol``; summary, headline rows and per-item records.  A missing reply is wrong."""
     proto = get(name).protocol(protocol)
-    judgements = [proto.score(it, responses[it.id]) if it.id in responses
-                  else Judgement(0.0, None) for it in items]
+    judgements = judge_all(name, items, responses, protocol)
     records = judgements_frame(items, judgements).with_columns(protocol=pl.lit(protocol))
     return Evaluation(name, judgements, proto.summarize(items, judgements),
                       proto.units(items, judgements), records, protocol)
