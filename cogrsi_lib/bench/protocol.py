@@ -116,14 +116,13 @@ class Protocol:
             object.__setattr__(self, "deviations", (*self.deviations, STRUCTURED_ANSWER))
 
 
-def view_of(item: Item, order: Sequence[int], number: int = 0, relabel_as: Sequence[str]
-            | None = None) -> Item:
-    """``item`` with its options shown in ``order`` (indices into ``item.options``) and
-    relabelled ``relabel_as`` (default: the item's own labels, in order); the gold answer
-    follows its text and ``extra["view_of"]`` maps each shown label back to the original."""
+def view_of(item: Item, order: Sequence[int], number: int = 0) -> Item:
+    """``item`` with its options shown in ``order`` (indices into ``item.options``) under the
+    item's own labels, in order; the gold answer follows its text and ``extra["view_of"]``
+    maps each shown label back to the original."""
     if sorted(order) != list(range(len(item.options))):
         raise ValueError(f"{item.id}: {order} is not an order of {len(item.options)} options")
-    labels = list(relabel_as) if relabel_as is not None else list(item.labels)
+    labels = list(item.labels)
     shown = tuple((labels[k], item.options[j][1]) for k, j in enumerate(order))
     back = {labels[k]: item.options[j][0] for k, j in enumerate(order)}
     gold = next(lab for lab, orig in back.items() if orig == item.gold)
