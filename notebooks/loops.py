@@ -124,22 +124,23 @@ t5
 # %% [markdown]
 # ## Registration noise
 #
-# Null candidates (no real gain) under the registration rule, four per round, three cohorts, per-cohort SD `noise_sd` (the paper's 2.7 points; App. C.2 "Registration noise": about 70% of rounds admit one at a 1-point margin, about 10% at 3 points). The second table uses the SD measured from this run's trial cohorts.
+# Null candidates (no real gain), `max_candidates` per round, `n_trials` cohorts, under two models of the same accuracy SD (App. C.2: "a fixed principle's accuracy varies by 2.7 points across trial cohorts"; about 70% of rounds admit one at a 1-point margin, about 10% at 3 points). `paper` is the paper's assumption: each candidate's gain independent with that SD. `engine` is what the engine does: one incumbent score per cohort shared by the round's candidates, accuracies in whole questions of the paper's 80-question cohorts, and gain SD = sqrt(2) x accuracy SD (independent accuracies; `loops.gain_sd`). The second table uses the accuracy SD measured from this run's trial cohorts (the engine row with this run's `trial_size`).
 
 # %%
-calib = loops.calibration_table(p.noise_sd, n_rounds=p.noise_rounds,
-                                 n_candidates=p.max_candidates, n_cohorts=p.n_trials)
-write_table(calib, out / 'noise', title='Admission share of null candidates')
-calib
+calib = loops.noise_models(p.noise_sd, n_rounds=p.noise_rounds, n_candidates=p.max_candidates,
+                           n_cohorts=p.n_trials, cohort_size=80)
+write_table(calib, out / 'noise', title='Admission share of null candidates at the paper SD')
+calib.select('model', 'gain_sd', 'delta', 'min_nonneg', 'share', 'se')
 
 # %%
 measured = loops.measured_cohort_sd(run.cohorts)
-calib_measured = (loops.calibration_table(measured, n_rounds=p.noise_rounds,
-                                          n_candidates=p.max_candidates, n_cohorts=p.n_trials)
+calib_measured = (loops.noise_models(measured, n_rounds=p.noise_rounds,
+                                     n_candidates=p.max_candidates, n_cohorts=p.n_trials,
+                                     cohort_size=p.trial_size)
                   if measured else None)
 if calib_measured is not None:
     write_table(calib_measured, out / 'noise_measured',
-                title='Admission share of null candidates at the measured cohort SD')
+                title='Admission share of null candidates at the measured accuracy SD')
 measured
 
 # %% [markdown]

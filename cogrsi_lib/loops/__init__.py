@@ -49,7 +49,9 @@ from cogrsi_lib.loops.library import Edit, EditError, PrincipleText, RuleLibrary
 from cogrsi_lib.loops.noise import (
     PAPER_SD,
     calibration_table,
+    gain_sd,
     measured_cohort_sd,
+    noise_models,
     simulate_admission,
 )
 from cogrsi_lib.loops.registration import RegistrationRule, Scored, select
@@ -64,8 +66,8 @@ __all__ = [
     "LoopResult", "LoopSettings", "PoolExhausted", "PrincipleSystem", "PrincipleText",
     "RegistrationRule", "RuleLibrary", "Scored", "Scorer", "StageConfig", "StageData",
     "StageRun", "arm_from_spec", "bench_dev_items", "builtin_arms", "calibration_table",
-    "failure_groups", "heldout_candidates", "judge_reply", "measured_cohort_sd",
+    "failure_groups", "gain_sd", "heldout_candidates", "judge_reply", "measured_cohort_sd",
     "oracle_dev_items", "pair_items", "pair_scores", "parse_edit", "reference_principles",
-    "run_stage", "schedule", "score_principles", "select", "selection_quality",
+    "noise_models", "run_stage", "schedule", "score_principles", "select", "selection_quality",
     "simulate_admission", "stage_data",
 ]

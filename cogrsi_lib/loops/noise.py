@@ -11,6 +11,13 @@ by the round's candidates) and each candidate, so the gains keep SD ``sd`` but c
 
 :func:`measured_cohort_sd` reads the variation from real round logs: the pooled SD of one
 principle's accuracy across the trial cohorts it was scored on.
+
+That SD is an *accuracy* SD.  The paper's simulation uses it as the SD of each candidate's
+gain, drawn independently per candidate.  The engine does something else: it scores the
+incumbent once per trial cohort and every candidate's gain is its accuracy minus that one
+score, so the gains of a round share the incumbent's noise, and a gain's SD is
+``sqrt(2) * accuracy SD`` when the two principles' accuracies on a cohort are independent
+(:func:`gain_sd`).  :func:`noise_models` reports both, side by side.
 """
 
 from __future__ import annotations
@@ -111,3 +118,41 @@ def measured_cohort_sd(cohorts: pl.DataFrame) -> float | None:
         return None
     dof = (g["k"] - 1).sum()
     return float(math.sqrt(math.fsum((g["var"] * (g["k"] - 1)).to_list()) / dof))
+
+
+def gain_sd(accuracy_sd: float, correlation: float = 0.0) -> float:
+    """SD of a candidate's gain over the incumbent on one cohort, from the SD of one
+    principle's accuracy across cohorts: ``sqrt(2 (1 - correlation)) * accuracy_sd``, where
+    ``correlation`` is that of the two principles' accuracies on the same cohort (0: the
+    engine's questions favour neither)."""
+    if not -1.0 <= correlation <= 1.0:
+        raise ValueError("correlation must be in [-1, 1]")
+    return math.sqrt(2.0 * (1.0 - correlation)) * accuracy_sd
+
+
+def noise_models(accuracy_sd: float, *, n_candidates: int = 4, n_cohorts: int = 3,
+                 cohort_size: int | None = 80, n_rounds: int = 100_000, seed: int = 0,
+                 deltas: tuple[float, ...] = (1.0, 3.0), rules: tuple[int, ...] = (0, 2)
+                 ) -> pl.DataFrame:
+    """Admission shares of null candidates under two models of the same accuracy SD.
+
+    ``paper``: each candidate's gain independent, N(0, accuracy_sd^2) per cohort (App. C.2's
+    assumption, continuous).  ``engine``: what the engine does: one incumbent score per
+    cohort shared by the round's candidates, every accuracy rounded to whole questions of a
+    ``cohort_size`` cohort, gain SD from :func:`gain_sd` (independent accuracies).
+    """
+    models = (
+        ("paper", accuracy_sd, False, None),
+        ("engine", gain_sd(accuracy_sd), True, cohort_size),
+    )
+    frames = []
+    for name, sd, shared, size in models:
+        t = calibration_table(sd, deltas=deltas, rules=rules, n_candidates=n_candidates,
+                              n_cohorts=n_cohorts, n_rounds=n_rounds, seed=seed,
+                              shared_incumbent=shared, cohort_size=size)
+        frames.append(t.rename({"sd": "gain_sd"}).with_columns(
+            model=pl.lit(name), accuracy_sd=pl.lit(accuracy_sd),
+            shared_incumbent=pl.lit(shared), cohort_size=pl.lit(size, dtype=pl.Int64)))
+    cols = ["model", "accuracy_sd", "gain_sd", "shared_incumbent", "cohort_size", "delta",
+            "min_nonneg", "share", "se", "n_rounds", "n_candidates", "n_cohorts"]
+    return pl.concat(frames).select(cols)

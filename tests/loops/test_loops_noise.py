@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -70,3 +71,38 @@ def test_measured_sd_pools_within_principle_variation():
     # variances 6.25 and 0 with 2 degrees of freedom each: pooled sd = sqrt(12.5 / 4)
     assert measured_cohort_sd(df) == pytest.approx(math.sqrt(12.5 / 4))
     assert measured_cohort_sd(df.filter(pl.col("cohort") == "discovery")) is None
+
+
+def test_gain_sd_from_an_accuracy_sd():
+    from cogrsi_lib.loops.noise import gain_sd
+
+    assert gain_sd(2.7) == pytest.approx(2.7 * math.sqrt(2))
+    assert gain_sd(2.7, correlation=0.5) == pytest.approx(2.7)
+    assert gain_sd(2.7, correlation=1.0) == 0.0
+    with pytest.raises(ValueError):
+        gain_sd(2.7, correlation=1.5)
+
+
+def test_engine_model_matches_a_direct_simulation_of_the_engine():
+    """The engine's round: the incumbent scored once per cohort of 80 questions, four null
+    candidates scored on the same cohorts, gain = candidate accuracy - incumbent accuracy."""
+    from cogrsi_lib.loops.noise import noise_models
+
+    table = noise_models(PAPER_SD, n_rounds=N, seed=3)
+    share = {(r["model"], r["delta"], r["min_nonneg"]): r["share"]
+             for r in table.iter_rows(named=True)}
+    rng = np.random.default_rng(11)
+    def acc(size):  # accuracy in points, whole questions of 80
+        return np.round(rng.normal(0.0, PAPER_SD, size=size) / 1.25) * 1.25
+    gains = acc((N, 4, 3)) - acc((N, 1, 3))
+    for delta, m in ((1.0, 0), (3.0, 2)):
+        admitted = ((gains.mean(axis=2) >= delta - 1e-9)
+                    & ((gains >= -1e-9).sum(axis=2) >= m)).any(axis=1).mean()
+        se = math.sqrt(admitted * (1 - admitted) / N)
+        assert share[("engine", delta, m)] == pytest.approx(admitted, abs=4 * se + 1e-3)
+    # the paper's model is the independent one that reproduces App. C.2
+    assert share[("paper", 1.0, 0)] == pytest.approx(0.70, abs=0.015)
+    assert share[("paper", 3.0, 2)] == pytest.approx(0.10, abs=0.01)
+    rows = table.filter(pl.col("model") == "engine")
+    assert rows["shared_incumbent"].all() and rows["gain_sd"][0] == pytest.approx(
+        PAPER_SD * math.sqrt(2))
