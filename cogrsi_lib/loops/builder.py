@@ -17,6 +17,7 @@ a reason code and logged, never repaired.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -274,8 +275,17 @@ def judge_reply(text: str, artifact: Artifact, group: FailureGroup,
                         names=names)
 
 
+def arm_seed(arm: str, seed: int) -> int:
+    """The builder's sampling seed for arm ``arm`` in loop seed ``seed``: arms sample their
+    own candidates, as the paper ran them separately (the cache is keyed on the request, so
+    a seed shared by arms would hand every arm the same round-0 candidates)."""
+    digest = hashlib.sha256(f"{arm}/{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
 class Builder:
-    """One call per failure group, all groups of a round in one batch."""
+    """One call per failure group, all groups of a round in one batch; ``seed`` is the
+    sampling seed of every request (:func:`arm_seed` in the loops stage)."""
 
     def __init__(self, backend: Backend, *, limits: BuilderLimits = BuilderLimits(),
                  temperature: float = 0.7, max_tokens: int = 512, seed: int = 0,

@@ -6,6 +6,10 @@
 CPU model, for the tiny setting), ``vllm`` or ``openai`` (the full setting; ``llm`` holds
 their settings as in :func:`cogrsi_lib.llm.build_backend`). Every loop writes its rounds under
 ``<out>/runs/<arm>/seed<k>`` and resumes from them when the stage is run again.
+
+Within a seed every arm is scored on the same cohorts, so arms are compared paired; each
+arm's builder samples with its own seed (:func:`cogrsi_lib.loops.builder.arm_seed`), so arms
+propose their own candidates, as the paper's separately run arms did.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import polars as pl
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.loops.arms import ArmConfig, arm_from_spec
-from cogrsi_lib.loops.builder import Builder, BuilderLimits
+from cogrsi_lib.loops.builder import Builder, BuilderLimits, arm_seed
 from cogrsi_lib.loops.cohorts import schedule
 from cogrsi_lib.loops.devdata import bench_dev_items, oracle_dev_items, pair_items
 from cogrsi_lib.loops.engine import Loop, LoopSettings
@@ -167,7 +171,8 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
             loop = Loop(arm, settings, seed=seed, scorer=scorer,
                         builder=Builder(backend, limits=limits,
                                         temperature=cfg.builder_temperature,
-                                        max_tokens=cfg.builder_max_tokens, seed=seed,
+                                        max_tokens=cfg.builder_max_tokens,
+                                        seed=arm_seed(arm.name, seed),
                                         structured=cfg.structured),
                         pool=data.pool, run_dir=out / "runs" / arm.name / f"seed{seed}",
                         gates=make_gates(cfg, arm, scorer, data, audit),

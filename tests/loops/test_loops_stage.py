@@ -90,3 +90,26 @@ def test_tiny_scripted_stage_runs_every_arm_and_resumes(tmp_path):
     rules.write_parquet(tmp_path / "rules.parquet")
     back = read_rules(tmp_path / "rules.parquet")
     assert back.height == rules.height and back["trial_gain"].dtype == pl.Float64
+
+
+def test_two_arms_in_one_seed_sample_their_own_round0_candidates(tmp_path):
+    """The scripted backend samples by each request's seed; with the arm in the builder's seed
+    two arms that start from the same incumbent on the same cohorts propose different
+    candidates, while their cohorts (the paired design) stay the same."""
+    from cogrsi_lib.loops.builder import arm_seed
+
+    cfg = StageConfig.from_params({**TINY, "rounds": 1,
+                                   "arms": ["accuracy_library", "gated_library"]})
+    run = run_stage(cfg, stage_data(cfg), tmp_path)
+    r0 = run.candidates.filter(pl.col("round") == 0)
+    by_arm = {arm: r0.filter(pl.col("arm") == arm) for arm in ("accuracy_library",
+                                                               "gated_library")}
+    assert all(t.height > 0 for t in by_arm.values())
+    text = [c for c in r0.columns if c in ("edit", "principle", "rule_text", "text")][0]
+    assert set(by_arm["accuracy_library"][text]) != set(by_arm["gated_library"][text])
+    cohorts = run.cohorts.filter(pl.col("role") == "incumbent").filter(pl.col("round") == 0)
+    acc = cohorts.filter(pl.col("arm") == "accuracy_library").sort("cohort")["accuracy"]
+    gated = cohorts.filter(pl.col("arm") == "gated_library").sort("cohort")["accuracy"]
+    assert acc.to_list() == gated.to_list()  # same incumbent, same cohorts
+    assert arm_seed("accuracy_library", 0) != arm_seed("gated_library", 0)
+    assert arm_seed("accuracy_library", 0) == arm_seed("accuracy_library", 0)
