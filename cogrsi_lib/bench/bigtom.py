@@ -176,7 +176,6 @@ def release_true_first(row: int) -> bool:
     """Whether the release shows the true answer first on row ``row`` of a condition file:
     the row-th ``random.shuffle([true, wrong])`` of a ``random.seed(0)`` stream."""
     rng = random.Random(0)
-    answers = ["true", "wrong"]
     for _ in range(row + 1):
         answers = ["true", "wrong"]
         rng.shuffle(answers)

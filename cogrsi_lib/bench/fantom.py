@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -345,23 +345,19 @@ def embedding_similarity() -> Similarity:
     return similarity
 
 
-class _Official:
-    """The official judge, its embedder loaded only when a free-text belief reply is judged."""
-
-    def __init__(self) -> None:
-        self._judge: Callable[[Item, str], Judgement] | None = None
-
-    def __call__(self, item: Item, response: str) -> Judgement:
-        response = parse_response(response)
-        if item.question_type.startswith("tom:belief:") and not item.question_type.endswith(
-                ":multiple-choice"):
-            if self._judge is None:
-                self._judge = make_judge(embedding_similarity())
-            return self._judge(item, response)
-        return judge(item, response)
+@cache
+def _embedding_judge() -> Callable[[Item, str], Judgement]:
+    return make_judge(embedding_similarity())
 
 
-official_judge = _Official()
+def official_judge(item: Item, response: str) -> Judgement:
+    """The release's rules on the parsed reply; the embedder loads only when a free-text
+    belief reply is judged."""
+    response = parse_response(response)
+    if item.question_type.startswith("tom:belief:") and not item.question_type.endswith(
+            ":multiple-choice"):
+        return _embedding_judge()(item, response)
+    return judge(item, response)
 
 RELEASE = "skywalker023/fantom@ebd35eb (eval_fantom.py)"
 

@@ -159,7 +159,7 @@ def deviations_table(selected: Iterable[str] | None = None) -> pl.DataFrame:
             proto = bench.protocol(protocol)
             for d in proto.deviations:
                 rows.append({"benchmark": bench.title, "protocol": protocol,
-                             "release": proto.release or bench.release, "aspect": d.aspect,
+                             "release": proto.release, "aspect": d.aspect,
                              "release_does": d.release, "here": d.here, "broken": d.broken})
     return pl.DataFrame(rows, schema={"benchmark": pl.Utf8, "protocol": pl.Utf8,
                                       "release": pl.Utf8, "aspect": pl.Utf8,
