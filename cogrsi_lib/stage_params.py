@@ -165,11 +165,22 @@ class LoopsParams(StageParams):
     dev_stories: int = 60
     dev_seed: int = 101
     dev_max_depth: int = 2
+    dev_situations: Literal["exploretom", "oracle"] = "exploretom"
     dev_benchmarks: list[str] = []
     manifest_dir: str = "data/manifests"
     pairs: dict[str, int] = {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 8,
                              "n_gate_dialogue": 4, "n_eval_narrative": 8, "n_eval_dialogue": 4}
     eval_pairs: bool = True
+    shadow: bool = True  # the counterfactual gate on every candidate of every arm, logged
+    # the symbolic shadow-registration study (Figure 7): StudyConfig settings
+    # (cogrsi_lib/audit/registration_study.py) and its audit sample; {} skips it
+    shadow_study: dict[str, Any] = {
+        "arms": ["accuracy_library", "gated_library"], "seeds": [0, 1], "rounds": 3,
+        "dev_stories": 120, "final_size": 40,
+        "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 8,
+                  "n_gate_dialogue": 8, "n_eval_narrative": 8, "n_eval_dialogue": 8},
+    }
+    shadow_audit: dict[str, int] = {"n_worlds": 150, "seed": 7, "max_depth": 2}
     gepa_seeds: list[int] = [0]
     gepa_budget: int = 60
     gepa_val_size: int = 8

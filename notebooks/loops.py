@@ -31,6 +31,9 @@ from cogrsi_lib import stage_params
 p = stage_params.load('loops', params)
 
 # %%
+import polars as pl
+from IPython.display import display
+
 from cogrsi_lib import loops
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.loops import report
@@ -144,6 +147,47 @@ if calib_measured is not None:
 measured
 
 # %% [markdown]
+# ## Shadow registration (Figure 7)
+#
+# Every candidate is replayed under each registration rule from its logged trial gains against its own incumbent and, with `shadow`, the counterfactual gate's result, which every candidate of every arm meets (CogRSI §5.4, App. D; `cogrsi_lib/loops/shadow.py`). First the check: each arm's own rule, replayed from the log, picks the winner the loop admitted. Then what each rule would keep of this stage's candidates. The model's texts are not audited here (the audit stage audits `audit_candidates.parquet` with `audit.rules` pointing at it), so their validity is not in these two tables.
+
+# %%
+from cogrsi_lib.loops import shadow
+
+rules7 = shadow.shadow_rules(p.delta, p.min_nonneg, p.loose_delta)
+live = shadow.replay_live(run.candidates, {a.name: a for a in cfg.arm_configs()})
+write_table(live, out / 'shadow_live', title='Shadow replay of each arm\'s own rule against the live decision')
+model_shadow = shadow.replay(run.candidates, rules7)
+model_kept = (model_shadow.group_by('arm', 'rule', maintain_order=True)
+              .agg(candidates=pl.len(), kept=pl.col('kept').sum(), wins=pl.col('wins').sum(),
+                   gate_logged=pl.col('gate_logged').sum()))
+write_table(model_kept, out / 'shadow_model',
+            title='What each registration rule would keep of the model loops\' candidates')
+{'live_agrees': bool(live['agrees'].all()), 'rounds': live.height}
+
+# %% [markdown]
+# ### Figure 7a-b and the situations of invalid rules (symbolic)
+#
+# The paper audits the model's candidates; on the CPU the audited candidates come from the symbolic study (`shadow_study`): the loop engine with the scripted builder's rule bank and the rule-executing reader, on development stories from the same situation set as above (`dev_situations`), each text audited with its hand-written translations on `shadow_audit` worlds. No language model takes part, so these numbers are properties of the bank's rules and of registration, not of a model. Figure 7a: the share of invalid texts among the candidates each rule keeps (of those the audit decides). Figure 7b: trial gain of valid against invalid candidates; `min_error_sum` is 1 - TV, the least sum of the two mislabelling rates of any rule that keeps by trial gain. Last: each invalid text's shared counterexamples inside and outside ExploreToM's situations (§5.4: 116 of 286 invalid rules fail only outside).
+
+# %%
+study = loops.run_shadow_study(cfg)
+fig7 = {}
+if study is not None:
+    fig7 = shadow.figure7(study.candidates, study.verdicts, rules7,
+                          loops.builtin_arms(p.delta, p.min_nonneg, p.loose_delta))
+    titles = {'live': 'Symbolic study: shadow replay of each arm\'s own rule',
+              'figure7a': 'Figure 7a (symbolic): invalid share of the candidates each rule keeps',
+              'figure7b': 'Figure 7b (symbolic): trial gain of valid and invalid candidates',
+              'invalid_situations': 'Invalid texts: shared counterexamples inside and outside '
+                                    'ExploreToM\'s situations'}
+    for name, table in fig7.items():
+        write_table(table, out / f'shadow_study_{name}' if name == 'live' else out / name,
+                    title=titles[name])
+    study.candidates.write_parquet(out / 'shadow_study_candidates.parquet')
+    display(fig7['figure7a'], fig7['figure7b'], fig7['invalid_situations'])
+
+# %% [markdown]
 # ## GEPA and the learned principles
 
 # %%
@@ -166,7 +210,10 @@ write_json({'arms': run.arms, 'seeds': list(cfg.seeds), 'rounds': cfg.rounds,
             'candidates': run.candidates.height,
             'admitted': int(run.candidates['admitted'].sum()) if run.candidates.height
             else 0, 'audit_texts': rules.height, 'structured': p.structured,
-            'chance': chance.to_dicts(), 'replies': tally.to_dict()},
+            'chance': chance.to_dicts(), 'replies': tally.to_dict(),
+            'dev_situations': p.dev_situations, 'shadow_live_agrees': bool(live['agrees'].all()),
+            **{k: fig7[k].to_dicts() for k in ('figure7a', 'figure7b', 'invalid_situations')
+               if k in fig7}},
            out / 'summary.json')
 rules.height
 

@@ -30,11 +30,11 @@ from typing import Any
 
 import polars as pl
 
-from cogrsi_lib.audit.audit import AuditConfig, Auditor
+from cogrsi_lib.audit.audit import AuditConfig, Auditor, RuleAudit
 from cogrsi_lib.audit.gate import AuditGate
 from cogrsi_lib.audit.snapshot import AuditSample
 from cogrsi_lib.loops.arms import builtin_arms
-from cogrsi_lib.loops.builder import Builder
+from cogrsi_lib.loops.builder import Builder, arm_seed
 from cogrsi_lib.loops.cohorts import schedule
 from cogrsi_lib.loops.devdata import oracle_dev_items
 from cogrsi_lib.loops.engine import Loop, LoopSettings
@@ -44,6 +44,7 @@ from cogrsi_lib.loops.library import artifact_from_json
 from cogrsi_lib.loops.scripted import ScriptedWorld
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.loops.symbolic import BANK_RULES, SymbolicReader, bank_translators
+from cogrsi_lib.oracle.situations import sampler_config
 
 LABEL = "symbolic: hand-written candidate rules executed as code; no language model"
 ARMS = ("accuracy_library", "gated_library", "audit_library")
@@ -80,6 +81,12 @@ class StudyConfig:
     bad_reply_share: float = 0.25
     reject: tuple[str, ...] = ("invalid",)
     batch_size: int = 256
+    #: development situations (cogrsi_lib/oracle/situations.py): exploretom, as the paper's
+    #: loops, or oracle (sleep, whispers, lies and peeks as well)
+    dev_situations: str = "exploretom"
+    #: run the counterfactual gate on every candidate of every arm and log it (shadow
+    #: registration, cogrsi_lib/loops/shadow.py)
+    shadow: bool = True
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any] | None) -> StudyConfig:
@@ -112,6 +119,8 @@ class StudyRun:
     bank: pl.DataFrame
     unknown: dict[str, int]
     config: StudyConfig
+    #: per audited text: verdict, shared counterexamples and how many lie outside ExploreToM
+    verdicts: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def bank_auditor(sample: AuditSample, config: AuditConfig | None = None) -> Auditor:
@@ -141,7 +150,8 @@ def run_study(cfg: StudyConfig, sample: AuditSample, audit_config: AuditConfig |
     """Run every arm and seed and score what each kept (see the module docstring)."""
     from cogrsi_lib.pairs.records import build_splits
 
-    pool = oracle_dev_items(cfg.dev_stories, cfg.dev_seed, max_depth=cfg.dev_max_depth)
+    pool = oracle_dev_items(cfg.dev_stories, cfg.dev_seed, max_depth=cfg.dev_max_depth,
+                            config=sampler_config(cfg.dev_situations))
     splits = build_splits(**dict(cfg.pairs))
     reader = SymbolicReader(BANK_RULES, reading=cfg.reading, default=cfg.default)
     auditor = bank_auditor(sample, audit_config)
@@ -166,11 +176,16 @@ def run_study(cfg: StudyConfig, sample: AuditSample, audit_config: AuditConfig |
                                                                  cfg.gate_tolerance)
                 if "audit" in arm.gates:
                     gates["audit"] = audit_gate
+                shadow: dict[str, Gate] = {}
+                if cfg.shadow:
+                    shadow["counterfactual"] = gates.get("counterfactual") or CounterfactualGate(
+                        scorer, splits["gate"], cfg.gate_tolerance)
                 builder = Builder(ScriptedWorld([], bad_reply_share=cfg.bad_reply_share)
-                                  .backend("scripted-bank-builder"), seed=seed)
+                                  .backend("scripted-bank-builder"),
+                                  seed=arm_seed(arm.name, seed))
                 res = Loop(arm, settings, seed=seed, scorer=scorer, builder=builder, pool=pool,
                            run_dir=Path(tmp) / arm.name / f"seed{seed}", gates=gates,
-                           pair_records=splits["gate"]).run()
+                           pair_records=splits["gate"], shadow_gates=shadow).run()
                 learned[arm.name] = res.principle
                 for name in ("candidates", "rounds", "replies"):
                     parts[name].append(res.table(name))
@@ -189,8 +204,9 @@ def run_study(cfg: StudyConfig, sample: AuditSample, audit_config: AuditConfig |
         return pl.concat(parts[name], how="diagonal_relaxed") if parts[name] else pl.DataFrame()
 
     candidates = cat("candidates")
-    verdict_of = {a.text: a.verdict.verdict for a in auditor.audit_many(
-        sorted({t for t in candidates["written"] if t} | {r.text for r in BANK_RULES}))}
+    audits = auditor.audit_many(
+        sorted({t for t in candidates["written"] if t} | {r.text for r in BANK_RULES}))
+    verdict_of = {a.text: a.verdict.verdict for a in audits}
     candidates = candidates.with_columns(
         outcome=pl.Series([_outcome(r) for r in candidates.iter_rows(named=True)],
                           dtype=pl.Utf8),
@@ -211,7 +227,26 @@ def run_study(cfg: StudyConfig, sample: AuditSample, audit_config: AuditConfig |
         "dev_accuracy_alone": _accuracy(reader, pool, f"(1) {r.text}"),
         "dev_accuracy_default": base} for r in BANK_RULES])
     return StudyRun(candidates, cat("rounds"), cat("replies"), kept, cat("scores"), bank,
-                    dict(reader.unknown), cfg)
+                    dict(reader.unknown), cfg, verdict_table(auditor, audits))
+
+
+def verdict_table(auditor: Auditor, audits: Sequence[RuleAudit]) -> pl.DataFrame:
+    """Per audited text: its verdict, its shared counterexamples and how many of them lie in
+    worlds outside ExploreToM's situations (``only_outside``: all of them, CogRSI §5.4)."""
+    cx = auditor.counterexample_table(audits)
+    per = {r["rule_id"]: r for r in cx.group_by("rule_id").agg(
+        pl.len().alias("n"), pl.col("outside_exploretom").sum().alias("out")).to_dicts()}
+    rows = []
+    for a in audits:
+        n = int(per[a.rule_id]["n"]) if a.rule_id in per else 0
+        out = int(per[a.rule_id]["out"]) if a.rule_id in per else 0
+        rows.append({"text": a.text, "verdict": a.verdict.verdict, "counterexamples": n,
+                     "inside_exploretom": n - out, "outside_exploretom": out,
+                     "only_outside": n > 0 and out == n})
+    return pl.DataFrame(rows, schema={
+        "text": pl.Utf8, "verdict": pl.Utf8, "counterexamples": pl.Int64,
+        "inside_exploretom": pl.Int64, "outside_exploretom": pl.Int64,
+        "only_outside": pl.Boolean})
 
 
 def _accuracy(reader: SymbolicReader, items: Sequence[Any], principle: str) -> float:

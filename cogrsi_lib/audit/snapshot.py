@@ -19,13 +19,9 @@ from typing import Any
 import polars as pl
 
 from cogrsi_lib.audit.api import API_VERSION
-from cogrsi_lib.oracle import OracleState, World, answer
+from cogrsi_lib.oracle import OracleState, World, answer, situations
 from cogrsi_lib.oracle.render import render_question
 from cogrsi_lib.oracle.sampler import SamplerConfig, all_questions, sample_worlds
-
-#: Event types ExploreToM never contains (CogRSI §5.4): sleeping, private telling, peeking.
-#: A secretly watched or unnoticed-missed move or change is outside it too.
-OUTSIDE_EXPLORETOM = ("sleep", "wake", "whisper", "peek")
 
 QUESTION_SCHEMA = {
     "question_id": pl.Int64, "world_id": pl.Int64, "kind": pl.Utf8, "property": pl.Utf8,
@@ -125,7 +121,8 @@ class AuditSample:
         return json.loads(self.payload)
 
     def world_tags(self) -> pl.DataFrame:
-        """Per world: its event types and whether it has one ExploreToM never contains."""
+        """Per world: its event types, whether it has a lie, and whether it lies outside
+        ExploreToM's situations (:mod:`cogrsi_lib.oracle.situations`)."""
         types = [sorted({e.type for e in w.events}) for w in self.worlds]
         lies = [any(e.type == "whisper" and not t for e, t in zip(w.events, _truthful(w),
                                                               strict=True)) for w in self.worlds]
@@ -133,10 +130,7 @@ class AuditSample:
             "world_id": list(range(len(self.worlds))),
             "event_types": types,
             "has_lie": lies,
-            "outside_exploretom": [
-                bool(set(t) & set(OUTSIDE_EXPLORETOM))
-                or any(e.hidden_observers or e.missed_by for e in w.events)
-                for t, w in zip(types, self.worlds, strict=True)],
+            "outside_exploretom": [not situations.inside(w) for w in self.worlds],
         }, schema={"world_id": pl.Int64, "event_types": pl.List(pl.Utf8), "has_lie": pl.Boolean,
                    "outside_exploretom": pl.Boolean})
 

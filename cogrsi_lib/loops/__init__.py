@@ -57,7 +57,14 @@ from cogrsi_lib.loops.noise import (
 from cogrsi_lib.loops.registration import RegistrationRule, Scored, select
 from cogrsi_lib.loops.selection import selection_quality
 from cogrsi_lib.loops.slot import FunctionSlot, PrincipleSystem, Scorer
-from cogrsi_lib.loops.stage import StageConfig, StageData, StageRun, run_stage, stage_data
+from cogrsi_lib.loops.stage import (
+    StageConfig,
+    StageData,
+    StageRun,
+    run_shadow_study,
+    run_stage,
+    stage_data,
+)
 
 __all__ = [
     "PAPER_SD", "REJECTIONS", "ArmConfig", "AuditRegistrationGate", "Builder", "BuilderLimits",
@@ -68,6 +75,7 @@ __all__ = [
     "StageRun", "arm_from_spec", "bench_dev_items", "builtin_arms", "calibration_table",
     "failure_groups", "gain_sd", "heldout_candidates", "judge_reply", "measured_cohort_sd",
     "oracle_dev_items", "pair_items", "pair_scores", "parse_edit", "reference_principles",
-    "noise_models", "run_stage", "schedule", "score_principles", "select", "selection_quality",
+    "noise_models", "run_shadow_study", "run_stage", "schedule", "score_principles", "select",
+    "selection_quality",
     "simulate_admission", "stage_data",
 ]

@@ -1,7 +1,8 @@
 """The loops' development data and pair items (CogRSI App. C.2, E.1).
 
 The loops only ever see development data: oracle-generated stories (:func:`oracle_dev_items`,
-drawn with their own seed, apart from the audit's worlds) and the S1 (development) split of
+drawn with their own seed, apart from the audit's worlds, by default restricted to
+ExploreToM's situations: :mod:`cogrsi_lib.oracle.situations`) and the S1 (development) split of
 any benchmark whose manifest is present (:func:`bench_dev_items`). The test samples S2-S4 are
 never read here. :func:`pair_items` turns counterfactual pair records (the gate split) into
 reader items.

@@ -149,7 +149,8 @@ class Loop:
     def __init__(self, arm: ArmConfig, settings: LoopSettings, *, seed: int, scorer: Scorer,
                  builder: Builder, pool: Sequence[ReaderItem], run_dir: str | Path,
                  gates: Mapping[str, Gate] | None = None, pair_records: pl.DataFrame | None = None,
-                 group_key: Callable[[ReaderItem], str] = default_group) -> None:
+                 group_key: Callable[[ReaderItem], str] = default_group,
+                 shadow_gates: Mapping[str, Gate] | None = None) -> None:
         self.arm, self.settings, self.seed = arm, settings, seed
         self.scorer, self.builder = scorer, builder
         self.pool = list(pool)
@@ -160,6 +161,9 @@ class Loop:
         if missing:
             raise ValueError(f"arm {arm.name} needs gate(s) {missing}; given {sorted(gates)}")
         self.gates: list[Gate] = [gates[g] for g in arm.gates]
+        #: gates run on every candidate and only logged (shadow registration, CogRSI App. D);
+        #: an arm gate that is the same object is run once and serves both
+        self.shadow_gates: dict[str, Gate] = dict(shadow_gates or {})
         self.pair_records = pair_records
         self.pair_items = pair_items(pair_records) if pair_records is not None else []
         if arm.pairs_as_data and not self.pair_items:
@@ -173,7 +177,8 @@ class Loop:
                 "settings": self.settings.fingerprint(), "pool": pool_fingerprint(self.pool),
                 "builder": {"temperature": self.builder.temperature,
                             "max_tokens": self.builder.max_tokens, "seed": self.builder.seed,
-                            "limits": asdict(self.builder.limits)}}
+                            "limits": asdict(self.builder.limits)},
+                **({"shadow_gates": sorted(self.shadow_gates)} if self.shadow_gates else {})}
 
     def _start(self) -> tuple[int, Artifact, CohortSampler]:
         sampler = CohortSampler(self.pool, self.seed)
@@ -280,15 +285,22 @@ class Loop:
                                     "accuracy": 100.0 * cc[k] / len(t),
                                     "item_ids": [i.item_id for i in t]})
 
-        # gates, on the candidates the accuracy rule admits (or all, with gate_all)
+        # shadow gates on every candidate; the arm's gates on the candidates the accuracy
+        # rule admits (or all, with gate_all)
         gate_runs: dict[int, tuple[GateResult, ...]] = {}
+        shadow_runs: dict[int, tuple[GateResult, ...]] = {}
         for sc, (rep, art) in zip(scored, candidates, strict=True):
-            if not self.gates:
-                continue
-            if s.gate_all or verdict(arm.rule, sc).accuracy_admissible:
-                view = CandidateView(art.principle(), rep.edit.written() if rep.edit else "",
-                                     rep.edit.operation if rep.edit else "")
-                gate_runs[sc.index] = tuple(g.check(view, P) for g in self.gates)
+            view = CandidateView(art.principle(), rep.edit.written() if rep.edit else "",
+                                 rep.edit.operation if rep.edit else "")
+            done: dict[int, GateResult] = {}
+            if self.shadow_gates:
+                shadow_runs[sc.index] = tuple(g.check(view, P)
+                                              for g in self.shadow_gates.values())
+                done = {id(g): r for g, r in zip(self.shadow_gates.values(),
+                                                 shadow_runs[sc.index], strict=True)}
+            if self.gates and (s.gate_all or verdict(arm.rule, sc).accuracy_admissible):
+                gate_runs[sc.index] = tuple(done[id(g)] if id(g) in done else g.check(view, P)
+                                            for g in self.gates)
         scored = [Scored(sc.index, sc.gains, gate_runs.get(sc.index, ())) for sc in scored]
         winner, verdicts = select(arm.rule, scored)
         # gates run on every accuracy-admissible candidate, so none is admitted without them
@@ -313,6 +325,13 @@ class Loop:
                 "gate_gain": sc.gate_gain,
                 "gates_json": json.dumps([asdict(g) for g in sc.gates], sort_keys=True,
                                          default=str),
+                "shadow_gates_json": (json.dumps([asdict(g) for g in shadow_runs[sc.index]],
+                                                 sort_keys=True, default=str)
+                                      if sc.index in shadow_runs else None),
+                "shadow_gate_passed": (all(g.passed for g in shadow_runs[sc.index])
+                                       if sc.index in shadow_runs else None),
+                "shadow_gate_gain": next((g.gain for g in shadow_runs.get(sc.index, ())
+                                          if g.gain is not None), None),
                 "admissible": v.admissible and gates_run, "admitted": sc.index == winner,
                 "reason": v.reason if gates_run or not v.accuracy_admissible
                 else "gate_not_run",

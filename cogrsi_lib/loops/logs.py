@@ -37,7 +37,8 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "incumbent_id": pl.Utf8, "diagnosis": pl.Utf8, "gains": pl.List(pl.Float64),
         "mean_gain": pl.Float64, "nonneg_cohorts": pl.Int64, "passes_margin": pl.Boolean,
         "passes_cohorts": pl.Boolean, "gates_run": pl.Boolean, "passes_gates": pl.Boolean,
-        "gate_gain": pl.Float64, "gates_json": pl.Utf8, "admissible": pl.Boolean,
+        "gate_gain": pl.Float64, "gates_json": pl.Utf8, "shadow_gates_json": pl.Utf8,
+        "shadow_gate_passed": pl.Boolean, "shadow_gate_gain": pl.Float64, "admissible": pl.Boolean,
         "admitted": pl.Boolean, "reason": pl.Utf8,
     },
     "cohorts": {

@@ -10,6 +10,12 @@ their settings as in :func:`cogrsi_lib.llm.build_backend`). Every loop writes it
 Within a seed every arm is scored on the same cohorts, so arms are compared paired; each
 arm's builder samples with its own seed (:func:`cogrsi_lib.loops.builder.arm_seed`), so arms
 propose their own candidates, as the paper's separately run arms did.
+
+The development stories come from ExploreToM's situations by default, as the paper's loops
+learned from ExploreToM (``dev_situations``, :mod:`cogrsi_lib.oracle.situations`). With
+``shadow`` every candidate of every arm meets the counterfactual gate and the result is logged
+for shadow registration (:mod:`cogrsi_lib.loops.shadow`); :func:`run_shadow_study` runs the
+symbolic study whose audited candidates give Figure 7.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -37,9 +43,13 @@ from cogrsi_lib.loops.gates import AuditRegistrationGate, CounterfactualGate, Ga
 from cogrsi_lib.loops.gepa_arm import run_gepa
 from cogrsi_lib.loops.scripted import ScriptedWorld
 from cogrsi_lib.loops.slot import Scorer
+from cogrsi_lib.oracle.situations import sampler_config
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.reader import GroundedReader, ReaderConfig
 from cogrsi_lib.stage_params import LoopsParams
+
+if TYPE_CHECKING:
+    from cogrsi_lib.audit.registration_study import StudyRun
 
 GEPA = "gepa"
 
@@ -87,7 +97,8 @@ def stage_data(cfg: StageConfig) -> StageData:
     from cogrsi_lib.pairs.records import build_splits
     from cogrsi_lib.pipeline import repo_path
 
-    pool = oracle_dev_items(cfg.dev_stories, cfg.dev_seed, max_depth=cfg.dev_max_depth)
+    pool = oracle_dev_items(cfg.dev_stories, cfg.dev_seed, max_depth=cfg.dev_max_depth,
+                            config=sampler_config(cfg.dev_situations))
     if cfg.dev_benchmarks:
         mdir = Path(cfg.manifest_dir)
         pool += bench_dev_items(cfg.dev_benchmarks, mdir if mdir.is_absolute()
@@ -120,6 +131,34 @@ def make_gates(cfg: StageConfig, arm: ArmConfig, scorer: Scorer, data: StageData
     if "audit" in arm.gates:
         gates["audit"] = audit if audit is not None else audit_gate(cfg)
     return gates
+
+
+def shadow_gates(cfg: StageConfig, gates: Mapping[str, Gate], scorer: Scorer,
+                 data: StageData) -> dict[str, Gate]:
+    """The counterfactual gate every candidate of every arm meets with ``shadow`` (the arm's
+    own when it has one, so it runs once); none without."""
+    if not cfg.shadow:
+        return {}
+    return {"counterfactual": gates.get("counterfactual")
+            or CounterfactualGate(scorer, data.gate, cfg.gate_tolerance)}
+
+
+def run_shadow_study(cfg: StageConfig) -> StudyRun | None:
+    """The symbolic shadow-registration study (``shadow_study``; None when empty): the bank
+    loops on this stage's development situations, shadow gates on, every text audited with
+    the bank's translations on a sample of ``shadow_audit`` worlds."""
+    if not cfg.shadow_study:
+        return None
+    from cogrsi_lib.audit.registration_study import StudyConfig, run_study
+    from cogrsi_lib.audit.snapshot import sample_audit_worlds
+
+    study = StudyConfig.from_params({"dev_situations": cfg.dev_situations, "shadow": True,
+                                     "delta": cfg.delta, "min_nonneg": cfg.min_nonneg,
+                                     "gate_tolerance": cfg.gate_tolerance,
+                                     **dict(cfg.shadow_study)})
+    a = dict(cfg.shadow_audit)
+    sample = sample_audit_worlds(int(a["n_worlds"]), int(a["seed"]), int(a.get("max_depth", 2)))
+    return run_study(study, sample)
 
 
 def audit_gate(cfg: StageConfig) -> AuditRegistrationGate:
@@ -168,6 +207,7 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
         learned = dict(reference_principles())
         for arm in arms:
             scorer = Scorer(reader, cfg.batch_size)
+            gates = make_gates(cfg, arm, scorer, data, audit)
             loop = Loop(arm, settings, seed=seed, scorer=scorer,
                         builder=Builder(backend, limits=limits,
                                         temperature=cfg.builder_temperature,
@@ -175,8 +215,8 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
                                         seed=arm_seed(arm.name, seed),
                                         structured=cfg.structured),
                         pool=data.pool, run_dir=out / "runs" / arm.name / f"seed{seed}",
-                        gates=make_gates(cfg, arm, scorer, data, audit),
-                        pair_records=data.gate)
+                        gates=gates, pair_records=data.gate,
+                        shadow_gates=shadow_gates(cfg, gates, scorer, data))
             res = loop.run()
             learned[arm.name] = res.principle
             for name in ("rounds", "candidates", "cohorts", "replies"):

@@ -52,6 +52,8 @@ class SamplerConfig:
     p_hidden_observer: float = 0.1
     #: chance that a present, awake onlooker misses a move or change unnoticed
     p_missed: float = 0.1
+    #: at most this many events per world secretly watched or missed (None: no cap)
+    max_asymmetric: int | None = None
     testimony: str = "latest"
     opening: str = "common_ground"
     #: the lie conditions (plan §5.4) a world with a lie is told under, with their weights
@@ -73,6 +75,8 @@ class SamplerConfig:
         for name in ("p_truthful_whisper", "p_hidden_observer", "p_missed"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
+        if self.max_asymmetric is not None and self.max_asymmetric < 0:
+            raise ValueError("max_asymmetric must be None or at least 0")
         unknown = [c for c, _ in self.lie_conditions if c not in (UNLABELLED, KNOWN_LIAR, REVEALED)]
         if unknown:
             raise ValueError(f"unknown lie condition(s) {unknown}")
@@ -140,7 +144,10 @@ def sample_world(rng: random.Random, cfg: SamplerConfig = SamplerConfig()) -> Wo
         event = rng.choice(by_type[etype])
         if etype == "whisper":
             event = replace(event, location=_whispered(state, event, rng, cfg))
-        if etype in ("move", "change"):
+        if etype in ("move", "change") and (
+                cfg.max_asymmetric is None
+                or sum(bool(e.hidden_observers or e.missed_by) for e in events)
+                < cfg.max_asymmetric):
             event = _watched(state, event, rng, cfg)
         state.apply(event, i)
         events.append(event)

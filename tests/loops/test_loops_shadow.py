@@ -1,0 +1,133 @@
+"""Shadow registration: the replay of logged evidence under each rule, and Figure 7's tables."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from cogrsi_lib.loops import shadow
+from cogrsi_lib.loops.arms import builtin_arms
+from cogrsi_lib.loops.stage import StageConfig, run_shadow_study, run_stage, stage_data
+
+from .test_loops_stage import TINY
+
+RULES = shadow.shadow_rules(3.0, 2, 1.0)
+
+
+def _cand(c, gains, gate=None, written="t", arm="a", rnd=0, admitted=False):
+    g = None if gate is None else json.dumps([{"gate": "counterfactual", "passed": gate[0],
+                                               "gain": gate[1], "record": {}}])
+    return {"arm": arm, "seed": 0, "round": rnd, "candidate": c, "gains": gains,
+            "mean_gain": sum(gains) / len(gains), "written": written, "gates_json": g,
+            "shadow_gates_json": g, "admitted": admitted}
+
+
+def test_each_rule_keeps_what_its_definition_says():
+    cands = pl.DataFrame([
+        _cand(0, [5.0, -2.0, 0.0], (True, 0.0), "one-point only"),   # mean 1, one cohort < 0
+        _cand(1, [4.0, 3.0, -1.0], (False, -3.0), "strict, fails gate"),  # mean 2: below 3
+        _cand(2, [5.0, 5.0, -1.0], (False, -4.0), "three-point, fails gate"),
+        _cand(3, [4.0, 4.0, 4.0], (True, 1.0), "three-point and gate"),
+        _cand(4, [6.0, 6.0, 6.0], None, "gate never logged"),
+    ])
+    out = shadow.replay(cands, RULES)
+    kept = {r: set(out.filter((pl.col("rule") == r) & pl.col("kept"))["candidate"])
+            for r in out["rule"].unique()}
+    assert kept["1-point margin"] == {0, 1, 2, 3, 4}
+    assert kept["3-point margin"] == {2, 3, 4}
+    assert kept["gate"] == {3}
+    wins = out.filter(pl.col("wins"))
+    assert dict(zip(wins["rule"], wins["candidate"], strict=True)) == {
+        "1-point margin": 4, "3-point margin": 4, "gate": 3}
+    assert not out.filter(pl.col("candidate") == 4)["gate_logged"].to_list()[2]
+
+
+def test_figure7_tables_count_by_verdict():
+    cands = pl.DataFrame([
+        _cand(0, [2.0, 2.0, 2.0], (True, 0.0), "valid rule"),
+        _cand(1, [4.0, 4.0, 4.0], (True, 0.0), "invalid rule"),
+        _cand(2, [-1.0, -1.0, -1.0], (True, 0.0), "invalid rule", rnd=1),
+        _cand(3, [4.0, 4.0, 4.0], (False, -5.0), "ambiguous rule", rnd=2),
+    ])
+    verdicts = pl.DataFrame({"text": ["valid rule", "invalid rule", "ambiguous rule"],
+                             "verdict": ["valid", "invalid", "ambiguous"]})
+    f7a = shadow.kept_validity(shadow.with_verdicts(shadow.replay(cands, RULES), verdicts))
+    row = {r["rule"]: r for r in f7a.to_dicts()}
+    assert (row["1-point margin"]["kept"], row["1-point margin"]["decided"],
+            row["1-point margin"]["invalid"]) == (3, 2, 1)
+    assert row["3-point margin"]["invalid_share"] == 100.0 and row["3-point margin"]["kept"] == 2
+    assert row["gate"]["kept"] == 1 and row["gate"]["decided"] == 1
+    lo, hi = row["1-point margin"]["ci_low"], row["1-point margin"]["ci_high"]
+    assert lo < 50.0 < hi
+    f7b = shadow.gain_by_validity(shadow.with_verdicts(cands, verdicts), n_boot=200)
+    means = dict(zip(f7b["verdict"], f7b["mean_gain"], strict=True))
+    assert means["valid"] == 2.0 and means["invalid"] == 1.5
+    assert means["valid - invalid"] == pytest.approx(0.5)
+    diff = f7b.filter(pl.col("verdict") == "valid - invalid").to_dicts()[0]
+    assert diff["tv_distance"] == 1.0 and diff["min_error_sum"] == 0.0
+
+
+def test_total_variation_and_wilson():
+    assert shadow.total_variation([0.0, 1.0], [0.0, 1.0]) == 0.0
+    assert shadow.total_variation([0.0, 0.0, 1.0, 2.0], [0.0, 1.0]) == pytest.approx(0.25)
+    lo, hi = shadow.wilson(5, 10)
+    assert lo == pytest.approx(23.66, abs=0.01) and hi == pytest.approx(76.34, abs=0.01)
+    assert shadow.wilson(0, 0) == (None, None)
+
+
+def test_shadow_replay_reproduces_the_live_decisions_of_a_real_stage(tmp_path):
+    arms = ["accuracy_loop", "accuracy_library", "gated_library"]
+    cfg = StageConfig.from_params({**TINY, "arms": arms, "rounds": 3, "shadow": True})
+    run = run_stage(cfg, stage_data(cfg), tmp_path)
+    c = run.candidates
+    assert c.height > 0 and c["shadow_gates_json"].is_not_null().all()
+    # the gated arm's own gate is the shadow gate: identical logged results where both ran
+    g = c.filter(pl.col("arm") == "gated_library").filter(pl.col("gates_run"))
+    assert g["gates_json"].to_list() == g["shadow_gates_json"].to_list()
+    live = shadow.replay_live(c, {a.name: a for a in cfg.arm_configs()})
+    assert live.height == c.select("arm", "seed", "round").unique().height
+    assert live["agrees"].all()
+    # against the rounds log, too: the replayed winner is the round's admitted candidate
+    rounds = run.rounds.select("arm", "seed", "round", pl.col("admitted").alias("logged"))
+    both = live.join(rounds, on=["arm", "seed", "round"])
+    assert both.height == live.height
+    assert both.select((pl.col("replayed").eq_missing(pl.col("logged"))).all()).item()
+    assert (live["admitted"].is_not_null()).any()  # something was admitted and replayed
+    # a wrong rule does not reproduce every decision: the replay is not vacuous
+    loose = {a: builtin_arms(0.0, 0)["accuracy_library"] for a in arms}
+    assert not shadow.replay_live(c, loose)["agrees"].all() or live["admitted"].is_null().all()
+
+
+def test_without_shadow_no_gate_is_logged_for_ungated_arms(tmp_path):
+    cfg = StageConfig.from_params({**TINY, "arms": ["accuracy_library"], "rounds": 1,
+                                   "shadow": False})
+    run = run_stage(cfg, stage_data(cfg), tmp_path)
+    assert run.candidates.height > 0 and run.candidates["shadow_gates_json"].is_null().all()
+
+
+def test_symbolic_study_gives_figure7_and_the_situation_split():
+    cfg = StageConfig.from_params({**TINY, "shadow_study": {
+        "arms": ["accuracy_library", "gated_library"], "seeds": [0], "rounds": 3,
+        "dev_stories": 120, "final_size": 20,
+        "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 6, "n_gate_dialogue": 6,
+                  "n_eval_narrative": 4, "n_eval_dialogue": 4}},
+        "shadow_audit": {"n_worlds": 120, "seed": 7}})
+    study = run_shadow_study(cfg)
+    assert study is not None and study.config.dev_situations == "exploretom"
+    tables = shadow.figure7(study.candidates, study.verdicts, RULES,
+                            builtin_arms(cfg.delta, cfg.min_nonneg, cfg.loose_delta))
+    assert tables["live"]["agrees"].all()
+    assert tables["figure7a"]["kept"].to_list()[0] >= tables["figure7a"]["kept"].to_list()[1]
+    split = tables["invalid_situations"]
+    inv = study.verdicts.filter(pl.col("verdict") == "invalid")
+    assert split.height == inv.height + 1 and inv.height > 0
+    pooled = split.row(-1, named=True)
+    assert pooled["text"] is None
+    assert pooled["inside_exploretom"] + pooled["outside_exploretom"] == pooled[
+        "counterexamples"] > 0
+    # the private-telling rule can only fail where someone is told something privately
+    told = inv.filter(pl.col("text").str.contains("privately told"))
+    assert told.height == 1 and told["only_outside"].item()
+    assert run_shadow_study(StageConfig.from_params({**TINY, "shadow_study": {}})) is None
