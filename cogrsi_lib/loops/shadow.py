@@ -130,8 +130,9 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float | None, 
 
 
 def kept_validity(shadow: pl.DataFrame) -> pl.DataFrame:
-    """Figure 7a: per rule, the candidates it keeps, how many the audit decided and the share
-    of those that are invalid (Wilson 95% interval)."""
+    """Figure 7a: per rule, the candidates it keeps, their verdicts (``unaudited``: retires
+    and texts the audit did not see) and the share of invalid among the decided ones (valid
+    or invalid), with a Wilson 95% interval; no share when none is decided."""
     rows = []
     for rule in shadow["rule"].unique(maintain_order=True):
         kept = shadow.filter((pl.col("rule") == rule) & pl.col("kept"))
@@ -142,11 +143,15 @@ def kept_validity(shadow: pl.DataFrame) -> pl.DataFrame:
                      "kept_texts": kept["written"].drop_nulls().n_unique(),
                      "decided": decided.height, "invalid": n_inv,
                      "valid": decided.height - n_inv,
+                     "ambiguous": int((kept["verdict"] == "ambiguous").sum()),
+                     "vacuous": int((kept["verdict"] == "vacuous").sum()),
+                     "unaudited": int(kept["verdict"].is_null().sum()),
                      "invalid_share": 100.0 * n_inv / decided.height if decided.height else None,
                      "ci_low": lo, "ci_high": hi})
     return pl.DataFrame(rows, schema={
         "rule": pl.Utf8, "kept": pl.Int64, "kept_texts": pl.Int64, "decided": pl.Int64,
-        "invalid": pl.Int64, "valid": pl.Int64, "invalid_share": pl.Float64,
+        "invalid": pl.Int64, "valid": pl.Int64, "ambiguous": pl.Int64, "vacuous": pl.Int64,
+        "unaudited": pl.Int64, "invalid_share": pl.Float64,
         "ci_low": pl.Float64, "ci_high": pl.Float64})
 
 

@@ -59,6 +59,7 @@ def test_figure7_tables_count_by_verdict():
             row["1-point margin"]["invalid"]) == (3, 2, 1)
     assert row["3-point margin"]["invalid_share"] == 100.0 and row["3-point margin"]["kept"] == 2
     assert row["gate"]["kept"] == 1 and row["gate"]["decided"] == 1
+    assert row["1-point margin"]["ambiguous"] == 1 and row["gate"]["ambiguous"] == 0
     lo, hi = row["1-point margin"]["ci_low"], row["1-point margin"]["ci_high"]
     assert lo < 50.0 < hi
     f7b = shadow.gain_by_validity(shadow.with_verdicts(cands, verdicts), n_boot=200)
