@@ -44,7 +44,7 @@ from cogrsi_lib.loops.library import artifact_from_json
 from cogrsi_lib.loops.scripted import ScriptedWorld
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.loops.symbolic import BANK_RULES, SymbolicReader, bank_translators
-from cogrsi_lib.oracle.situations import sampler_config
+from cogrsi_lib.oracle.situations import SITUATIONS, sampler_config
 
 LABEL = "symbolic: hand-written candidate rules executed as code; no language model"
 ARMS = ("accuracy_library", "gated_library", "audit_library")
@@ -339,7 +339,8 @@ def comparison_markdown(table: pl.DataFrame, run: StudyRun) -> str:
         f"{cfg.trial_size} ({cfg.n_trials} trials); margin {cfg.delta:g} points, gain >= 0 on "
         f"{cfg.min_nonneg} cohorts; gate tolerance {cfg.gate_tolerance} pairs; audit rejects "
         f"{', '.join(cfg.reject)}. Development data: {cfg.dev_stories} oracle stories "
-        f"(seed {cfg.dev_seed}, depth <= {cfg.dev_max_depth}); dev accuracy is on each seed's "
+        f"(seed {cfg.dev_seed}, depth <= {cfg.dev_max_depth}; situations: "
+        f"{SITUATIONS[cfg.dev_situations]}); dev accuracy is on each seed's "
         f"final cohort of {cfg.final_size} questions no registration step saw. Pairs: the eval "
         f"split. Reader: translation {cfg.reading} of each entry, first applicable entry "
         f"answers, default answer '{cfg.default}'. Unknown rule texts met: "
