@@ -245,9 +245,9 @@ class PddlMindParams(StageParams):
     benchmarks: list[str] = ["fantom", "mmtom-qa", "muma-tom"]
     n_per_benchmark: int = 4
     variants: list[str] = ["no_verification", "no_domain", "full"]
-    parse_max_tokens: int = 768
-    domain_max_tokens: int = 1536
-    answer_max_tokens: int = 256
+    parse_max_tokens: int = 4096   # paper B.1: 4,096 for every call
+    domain_max_tokens: int = 4096
+    answer_max_tokens: int = 4096
     structured: bool = True
 
 

@@ -16,11 +16,13 @@ the paper's seven actions: leave and enter are ``move`` between the room and ``o
 ``sleep``, ``wake``, ``peek`` and ``change`` are added actions, with the types ``prop`` and
 ``value`` and the predicates ``asleep``, ``has``, ``noticed``, ``visible``, ``says`` and
 ``private``; a whisper is a ``tell`` of a private utterance; an oracle move is ``grab`` then
-``drop``. ``seen`` records an agent's latest sight (where it last saw the object), not just
-whether it saw it. :func:`~cogrsi_lib.pddl.oracle_map.cross_check` executes the gold actions of
-an oracle world and checks, after every event, that the PDDL state is the oracle's: the world
-(location, presence, sleep, properties), each agent's latest sight and noticed values (the
-oracle's first-order beliefs where they come from perception) and who heard each whisper.
+``drop``, each in a container opened for it (grab and drop need the object in view, and a grab
+is seen by everyone awake in the room). ``seen`` records an agent's latest sight (where it last
+saw the object), not just whether it saw it. :func:`~cogrsi_lib.pddl.oracle_map.cross_check`
+executes the gold actions of an oracle world and checks, after every event, that the PDDL state
+is the oracle's: the world (location, presence, sleep, properties), each agent's latest sight
+and noticed values (the oracle's first-order beliefs where they come from perception) and who
+heard each whisper.
 """
 
 from cogrsi_lib.pddl.diagnosis import classify, compare_traces, project

@@ -15,7 +15,9 @@
 ; Oracle event -> actions (the room is one loc, `outside` another):
 ;   leave a   -> (move a room outside)        enter a  -> (move a outside room)
 ;   sleep a   -> (sleep a room)               wake a   -> (wake a room)
-;   move a c  -> (grab a o cur room) (drop a o c room)
+;   move a c  -> (open a cur room) (grab a o cur room) (close a cur room)
+;                (open a c room) (drop a o c room) (close a c room)
+;                (a container open before the move is neither opened nor closed)
 ;   whisper s l c -> (tell s l u room) with (says u o c) (private u) in the problem
 ;   peek a    -> (peek a cur room)            change a p v -> (change a o p old v room)
 ;
@@ -23,7 +25,9 @@
 ;   * (seen ?x ?o ?c) is x's latest sight of o: it was in c.  A new sight replaces the old one
 ;     (the delete of a conditional effect is applied before the add).  Who sees: every awake
 ;     agent in the room for drop and open, the peeker alone for peek, and an agent who
-;     arrives (move) or wakes next to an open container.
+;     arrives (move) or wakes next to an open container.  A grab is seen by every awake agent
+;     in the room: their sight of the object in a container is deleted (it is in a hand now).
+;   * grab and drop need the container open (opened ?c): the object must be in view.
 ;   * (noticed ?x ?o ?p ?v): the value of property p of o that x last perceived.  A change is
 ;     perceived by every awake agent in the room, visible property or not.  Seeing an object
 ;     (drop, peek, open, arriving or waking next to an open container) shows its visible
@@ -98,18 +102,23 @@
     :precondition (and (at ?a ?l) (not (asleep ?a)) (container ?c) (at ?c ?l) (opened ?c))
     :effect (not (opened ?c)))
 
-  ; Taking an object out of a container in the same location.
+  ; Taking an object out of an open container in the same location; every awake agent in the
+  ; room sees it taken, so their sight of it in a container no longer holds.
   (:action grab
     :parameters (?a - agent ?o - obj ?c - obj ?l - loc)
-    :precondition (and (at ?a ?l) (not (asleep ?a)) (at ?c ?l) (in ?o ?c) (not (= ?o ?c)))
-    :effect (and (not (in ?o ?c)) (holding ?a ?o)))
+    :precondition (and (at ?a ?l) (not (asleep ?a)) (at ?c ?l) (in ?o ?c) (opened ?c)
+                       (not (= ?o ?c)))
+    :effect (and (not (in ?o ?c)) (holding ?a ?o)
+      (forall (?x - agent ?d - obj)
+        (when (and (seen ?x ?o ?d) (at ?x ?l) (not (asleep ?x)))
+              (not (seen ?x ?o ?d))))))
 
-  ; Putting a held object into a container; every awake agent in the room sees where it went
-  ; and the object's visible properties.
+  ; Putting a held object into an open container; every awake agent in the room sees where it
+  ; went and the object's visible properties.
   (:action drop
     :parameters (?a - agent ?o - obj ?c - obj ?l - loc)
     :precondition (and (at ?a ?l) (not (asleep ?a)) (holding ?a ?o) (container ?c)
-                       (at ?c ?l) (not (= ?o ?c)))
+                       (at ?c ?l) (opened ?c) (not (= ?o ?c)))
     :effect (and (not (holding ?a ?o)) (in ?o ?c)
       (forall (?x - agent ?d - obj)
         (when (and (seen ?x ?o ?d) (at ?x ?l) (not (asleep ?x)))

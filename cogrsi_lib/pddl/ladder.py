@@ -72,9 +72,9 @@ class LadderConfig:
     call's declared reply format is enforced while decoding (:mod:`cogrsi_lib.pddl.prompts`)."""
 
     variants: tuple[str, ...] = VARIANTS
-    parse_max_tokens: int = 768
-    domain_max_tokens: int = 1536  # call 1 of no_domain writes a domain and a problem
-    answer_max_tokens: int = 256
+    parse_max_tokens: int = 4096   # paper B.1: 4,096 for every call
+    domain_max_tokens: int = 4096  # call 1 of no_domain writes a domain and a problem
+    answer_max_tokens: int = 4096
     temperature: float = 0.0
     seed: int = 0
     structured: bool = True
@@ -153,13 +153,15 @@ def problem_prompt(variant: str, ex: Example, fmt: ReplyFormat | None = None) ->
         return P.DOMAIN_PROBLEM.format(task=P.TASK_DOMAIN_PROBLEM, story=ex.story,
                                        reply=P.format_hint(fmt))
     return P.PROBLEM.format(task=P.TASK_PROBLEM, domain=domain_text(comments=False),
-                            conventions=P.CONVENTIONS, story=ex.story, reply=P.format_hint(fmt))
+                            conventions=P.conventions(ex.source), story=ex.story,
+                            reply=P.format_hint(fmt))
 
 
 def actions_prompt(variant: str, run: _Run, fmt: ReplyFormat) -> str:
     reply = run.replies["problem"]
     dom = _shown(reply, "domain") if variant == "no_domain" else domain_text(comments=False)
     return P.ACTIONS.format(task=P.TASK_ACTIONS, domain=dom, problem=_shown(reply, "problem"),
+                            conventions=P.conventions(run.example.source),
                             story=run.example.story, reply=P.format_hint(fmt))
 
 

@@ -4,11 +4,12 @@ cross-check that the two formal models agree where they overlap (PDDL-Mind §5.1
 :func:`gold_pddl` writes an oracle world as a problem of the predefined domain (the room and
 ``outside`` are locations; the object and containers are objects; each whisper is a private
 utterance) and maps each event to actions (see the table in ``domain.pddl``; a move is a grab
-then a drop). The opening state is common ground in the oracle, so every agent starts with
-``seen`` and ``noticed`` facts for the true location and property values. A property is
-``visible`` unless the world declares it hidden (``World.visibility``). The two models overlap
-on worlds with the default policies and no secret observer or unnoticed miss (the domain
-has no way to say either); :func:`gold_pddl` refuses other worlds.
+then a drop, each container opened before and closed after unless it is open in the world). The
+opening state is common ground in the oracle, so every agent starts with ``seen`` and
+``noticed`` facts for the true location and property values. A property is ``visible`` unless
+the world declares it hidden (``World.visibility``). The two models overlap on worlds with the
+default policies and no secret observer or unnoticed miss (the domain has no way to say
+either); :func:`gold_pddl` refuses other worlds.
 
 :func:`cross_check` replays the world in the oracle and executes the gold actions, and after
 each event compares: where the object is and that nobody holds it, who is present and asleep,
@@ -158,8 +159,11 @@ def gold_pddl(world: World) -> GoldPDDL:
         elif e.type in ("sleep", "wake"):
             new = [GroundAction(e.type, (a, room))]
         elif e.type == "move":
-            new = [GroundAction("grab", (a, obj, container[where], room)),
-                   GroundAction("drop", (a, obj, container[e.to], room))]  # type: ignore[index]
+            new = [*_in_view(a, container[where], room, where in world.open_containers,
+                             GroundAction("grab", (a, obj, container[where], room))),
+                   *_in_view(a, container[e.to], room,  # type: ignore[index]
+                             e.to in world.open_containers,
+                             GroundAction("drop", (a, obj, container[e.to], room)))]  # type: ignore[index]
             where = e.to  # type: ignore[assignment]
         elif e.type == "whisper":
             new = [GroundAction("tell", (a, agent[e.listener], utter[i], room))]  # type: ignore[index]
@@ -176,6 +180,16 @@ def gold_pddl(world: World) -> GoldPDDL:
         source += [i] * len(new)
     return GoldPDDL(world, problem, tuple(actions), tuple(source), agent, container, obj, room,
                     prop, vname)
+
+
+def _in_view(agent: str, container: str, room: str, is_open: bool,
+             action: GroundAction) -> list[GroundAction]:
+    """``action`` on a container, opened before and closed after unless it is open anyway
+    (grab and drop need the container open; the oracle's containers stay as they were)."""
+    if is_open:
+        return [action]
+    return [GroundAction("open", (agent, container, room)), action,
+            GroundAction("close", (agent, container, room))]
 
 
 @dataclass(frozen=True)

@@ -36,17 +36,49 @@ TASK_DOMAIN_PROBLEM = "Task: domain and problem file."
 TASK_ACTIONS = "Task: actions."
 TASK_ANSWER = "Task: answer."
 
-#: Conventions of the predefined domain the parser must follow (the oracle's opening state is
-#: common ground, the room's outside is a location).
-CONVENTIONS = """\
-Conventions:
-- Names are lower case; use the names of the story (the room, people, containers, objects).
-- Anyone who is not in a room is at the location `outside`.
-- Containers are objects with (container c) and (at c room); an object inside one: (in o c).
-- The opening of the story is common knowledge: for every agent a, every object o in a \
-container c, and every property value: (seen a o c) and (noticed a o p v).
-- Each whispered or spoken message is an utterance u; write what it claims as (says u o c); \
+#: Conventions of the predefined domain every parsing prompt states.
+COMMON_CONVENTIONS = """\
+- Names are lower case; use the names of the story (places, people, containers, objects).
+- Containers are objects with (container c) and (at c place); an object inside one: (in o c).
+- An object can be taken out of (grab) or put into (drop) a container only while it is open \
+(opened c): write (open ...) first unless the story says it is open, and (close ...) when the \
+story closes it.
+- Each spoken or whispered message is an utterance u; write what it claims as (says u o c); \
 a private message or whisper is also (private u)."""
+
+#: What each source's stories take for granted (the oracle's opening state is common ground and
+#: its room's outside is a location; a benchmark's stories say who saw what themselves).
+SOURCE_CONVENTIONS = {
+    "oracle": """\
+- The story happens in one room; anyone who is not in it is at the location `outside`.
+- The opening of the story is common knowledge: for every agent a, every object o in a \
+container c, and every property value: (seen a o c) and (noticed a o p v).""",
+    "mmtom-qa": """\
+- One person moves through the rooms of a home; each room is a location, and cabinets, \
+fridges, tables and the like are containers in their room.
+- Write (seen a o c) only where the story says the person saw or found o in c before its \
+first event; nothing else is known at the start.""",
+    "muma-tom": """\
+- Several people act in the rooms of a home and talk; each room is a location, furniture and \
+appliances are containers in their room, and what one says to another is an utterance (tell).
+- Write (seen a o c) only where the story says a saw o in c before its first event.""",
+    "fantom": """\
+- The story is a conversation: it happens at the location `conversation`; someone who has \
+left it, or not yet joined, is at the location `away`; joining and leaving are move actions.
+- Every line someone says is an utterance told to the others present (tell); nobody has seen \
+or heard anything at the start.""",
+}
+#: for a source without its own entry: assume nothing beyond what the story says
+DEFAULT_CONVENTIONS = """\
+- Places in the story are locations; write (seen a o c) only where the story says a saw o \
+in c before its first event."""
+
+
+def conventions(source: str) -> str:
+    """The conventions block of the parsing prompts for stories of ``source``."""
+    extra = SOURCE_CONVENTIONS.get(source, DEFAULT_CONVENTIONS)
+    return f"Conventions:\n{COMMON_CONVENTIONS}\n{extra}"
+
 
 PROBLEM = """\
 {task}
@@ -91,6 +123,8 @@ The problem file of the story:
 ```pddl
 {problem}
 ```
+
+{conventions}
 
 [story]
 {story}

@@ -56,9 +56,12 @@ def test_rejected_actions_keep_the_state_and_say_why() -> None:
 def test_who_sees_a_drop_present_and_awake_only() -> None:
     tr = execute(kitchen(), acts(
         "move anne kitchen outside",
+        "open sally basket kitchen",
         "grab sally marble basket kitchen",
+        "open sally box kitchen",
         "drop sally marble box kitchen",
     ))
+    assert tr.rejected == ()
     s = tr.final
     assert holds(s, "(in marble box)") and not holds(s, "(holding sally marble)")
     assert holds(s, "(seen sally marble box)") and not holds(s, "(seen sally marble basket)")
@@ -67,12 +70,16 @@ def test_who_sees_a_drop_present_and_awake_only() -> None:
 
 
 def test_a_fact_deleted_and_added_by_one_action_stays_true() -> None:
-    tr = execute(kitchen(), acts("grab sally marble basket kitchen",
+    # Anne is out while Sally takes the marble, back before she puts it back: the drop deletes
+    # and adds Anne's sight of it in the basket, which stays true
+    tr = execute(kitchen(), acts("move anne kitchen outside", "open sally basket kitchen",
+                                 "grab sally marble basket kitchen", "move anne outside kitchen",
                                  "drop sally marble basket kitchen"))
-    drop = tr.steps[1]
-    assert holds(drop.state, "(seen sally marble basket)")
-    assert ("seen", "sally", "marble", "basket") not in drop.added | drop.deleted
-    assert drop.added == {("in", "marble", "basket")}
+    assert tr.rejected == ()
+    drop = tr.steps[-1]
+    assert holds(drop.state, "(seen anne marble basket)")
+    assert ("seen", "anne", "marble", "basket") not in drop.added | drop.deleted
+    assert drop.added == {("in", "marble", "basket"), ("seen", "sally", "marble", "basket")}
 
 
 def test_conditions_are_read_in_the_state_before_the_action() -> None:
@@ -92,6 +99,7 @@ def test_conditions_are_read_in_the_state_before_the_action() -> None:
 def test_late_view_and_change_are_perceived_as_the_oracle_says() -> None:
     tr = execute(kitchen(), acts(
         "move anne kitchen outside",
+        "open sally basket kitchen",
         "grab sally marble basket kitchen",
         "drop sally marble tray kitchen",        # into the open tray
         "change sally marble color red blue kitchen",
@@ -99,7 +107,7 @@ def test_late_view_and_change_are_perceived_as_the_oracle_says() -> None:
         "move anne outside kitchen",             # walks back in
     ))
     assert tr.rejected == ()
-    after_change, after_wake, after_enter = tr.states[4], tr.states[5], tr.states[6]
+    after_change, after_wake, after_enter = tr.states[5], tr.states[6], tr.states[7]
     assert holds(after_change, "(noticed sally marble color blue)")
     assert holds(after_change, "(noticed bob marble color red)")      # asleep
     assert holds(after_change, "(noticed anne marble color red)")     # outside
@@ -110,6 +118,30 @@ def test_late_view_and_change_are_perceived_as_the_oracle_says() -> None:
     assert holds(after_enter, "(seen anne marble tray)")
     assert holds(after_wake, "(seen bob marble tray)")
     assert not holds(after_wake, "(seen bob marble basket)")
+
+
+def test_grab_and_drop_need_the_container_open() -> None:
+    tr = execute(kitchen(), acts("grab sally marble basket kitchen",   # the basket is closed
+                                 "open sally basket kitchen",
+                                 "grab sally marble basket kitchen",
+                                 "drop sally marble box kitchen",      # the box is closed
+                                 "drop sally marble tray kitchen"))    # the tray is open
+    assert [r.index for r in tr.rejected] == [0, 3]
+    assert all(r.reason.startswith("precondition (opened") for r in tr.rejected)
+    assert holds(tr.final, "(in marble tray)")
+
+
+def test_a_watched_grab_updates_the_watchers_sight() -> None:
+    """Sally watches Anne take the marble out and leave with it: she no longer sees it in the
+    basket; Bob, asleep, and anyone outside keep their old sight."""
+    tr = execute(kitchen(), acts("open anne basket kitchen", "grab anne marble basket kitchen",
+                                 "move anne kitchen outside"))
+    assert tr.rejected == ()
+    s = tr.final
+    assert not holds(s, "(seen sally marble basket)")
+    assert not holds(s, "(seen anne marble basket)")
+    assert holds(s, "(seen bob marble basket)")
+    assert holds(s, "(holding anne marble)")
 
 
 def test_tell_is_private_for_a_whisper_and_public_otherwise() -> None:
@@ -124,8 +156,12 @@ def test_tell_is_private_for_a_whisper_and_public_otherwise() -> None:
 
 def test_peek_is_seen_by_the_peeker_alone() -> None:
     tr = execute(kitchen(), acts("move anne kitchen outside",
+                                 "open sally basket kitchen",
                                  "grab sally marble basket kitchen",
+                                 "close sally basket kitchen",
+                                 "open sally box kitchen",
                                  "drop sally marble box kitchen",
+                                 "close sally box kitchen",
                                  "move anne outside kitchen",
                                  "peek anne box kitchen"))
     assert tr.rejected == ()
@@ -135,7 +171,8 @@ def test_peek_is_seen_by_the_peeker_alone() -> None:
 
 
 def test_change_needs_the_object_in_reach() -> None:
-    tr = execute(kitchen(), acts("grab anne marble basket kitchen",
+    tr = execute(kitchen(), acts("open anne basket kitchen",
+                                 "grab anne marble basket kitchen",
                                  "move anne kitchen outside",
                                  "change sally marble color red blue kitchen",
                                  "change anne marble color red blue outside"))

@@ -79,7 +79,9 @@ def test_the_predefined_domain_is_in_the_parsing_prompts_except_for_no_domain(ex
     for job in backend.jobs:
         text = job.request.messages[-1].content
         if _task(job) == P.TASK_PROBLEM:
-            assert "(define (domain pddl-mind)" in text and P.CONVENTIONS in text
+            assert "(define (domain pddl-mind)" in text and P.conventions("oracle") in text
+        if _task(job) == P.TASK_ACTIONS:
+            assert "while it is open (opened c)" in text
         if _task(job) == P.TASK_DOMAIN_PROBLEM:
             assert "(define (domain" not in text
 
@@ -197,3 +199,13 @@ def test_missing_benchmarks_are_reported_not_loaded(tmp_path) -> None:
 def test_unknown_variants_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown variant"):
         LadderConfig(variants=("full", "no_parse"))
+
+
+def test_each_source_gets_its_own_conventions() -> None:
+    oracle, fantom, other = (P.conventions(s) for s in ("oracle", "fantom", "tomi"))
+    assert "common knowledge" in oracle and "`outside`" in oracle
+    assert "common knowledge" not in fantom and "`conversation`" in fantom
+    assert "common knowledge" not in other and "only where the story says" in other
+    for c in (oracle, fantom, other):
+        assert P.COMMON_CONVENTIONS in c
+

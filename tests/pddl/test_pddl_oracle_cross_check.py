@@ -94,18 +94,22 @@ def test_gold_actions_reproduce_the_oracle_on_directly_grown_worlds(world: World
     assert cross_check(world) == []
 
 
-def test_every_gold_action_is_verified_and_moves_are_grab_then_drop() -> None:
+def test_every_gold_action_is_verified_and_moves_are_grab_then_drop_in_view() -> None:
     world = World(agents=("Anne", "Sally"), containers=("basket", "box"), object="marble",
                   location="basket", present=frozenset({"Anne", "Sally"}), events=(
                       Event("move", "Anne", to="box"), Event("leave", "Sally"),
                       Event("enter", "Sally")))
     gold = gold_pddl(world)
     assert [str(a) for a in gold.actions] == [
-        "(grab anne marble basket room)", "(drop anne marble box room)",
+        "(open anne basket room)", "(grab anne marble basket room)", "(close anne basket room)",
+        "(open anne box room)", "(drop anne marble box room)", "(close anne box room)",
         "(move sally room outside)", "(move sally outside room)"]
-    assert gold.event_of_action == (0, 0, 1, 2)
+    assert gold.event_of_action == (0, 0, 0, 0, 0, 0, 1, 2)
     trace = execute(gold.task(), gold.actions)
-    assert trace.rejected == () and len(trace.steps) == 4
+    assert trace.rejected == () and len(trace.steps) == 8
+    # a container open in the world is neither opened nor closed around the move
+    ajar = gold_pddl(replace(world, open_containers=frozenset({"box"})))
+    assert [a.name for a in ajar.actions[:4]] == ["open", "grab", "close", "drop"]
 
 
 def _mutated(old: str, new: str) -> CompiledDomain:
