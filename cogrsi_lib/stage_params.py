@@ -243,7 +243,8 @@ class PddlMindParams(StageParams):
     seed: int = 0
     n_cross_check: int = 40
     benchmarks: list[str] = ["fantom", "mmtom-qa", "muma-tom"]
-    n_per_benchmark: int = 4
+    n_per_category: int = 2  # items (FANToM: question sets) per question type, drawn at random
+    sample_seed: int = 0
     variants: list[str] = ["no_verification", "no_domain", "full"]
     parse_max_tokens: int = 4096   # paper B.1: 4,096 for every call
     domain_max_tokens: int = 4096

@@ -138,14 +138,55 @@ def _relative(text: str) -> str:
     return text.replace(f"{root}/", "") if root is not None else text
 
 
+#: the question types PDDL-Mind evaluates, per benchmark (PDDL-Mind §4: on FANToM its
+#: Accessibility and Answerability questions); a benchmark not listed keeps every type
+PDDL_QUESTION_TYPES: dict[str, tuple[str, ...]] = {
+    "fantom": ("tom:answerability", "tom:info_accessibility"),
+}
+#: benchmarks sampled by whole unit (``Item.group_id``), so that a unit-level metric such as
+#: FANToM's All can be computed on the sample
+WHOLE_UNITS = frozenset({"fantom"})
+
+
+def stratified(items: Sequence[Item], n_per_category: int, seed: int, whole_units: bool = False
+               ) -> list[Item]:
+    """Up to ``n_per_category`` items of each question type (PDDL-Mind §4: 50 per
+    sub-category), drawn at random with ``seed``, in file order. With ``whole_units`` the draw
+    is of units (``group_id``): up to ``n_per_category`` units holding each type, each with all
+    its items."""
+    rng = random.Random(seed)
+    by_type: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_type.setdefault(it.question_type, []).append(i)
+    keep: set[int] = set()
+    if whole_units:
+        members: dict[str, list[int]] = {}
+        for i, it in enumerate(items):
+            members.setdefault(str(it.group_id or it.story_id), []).append(i)
+        chosen: set[str] = set()
+        for qtype in sorted(by_type):
+            units = sorted({str(items[i].group_id or items[i].story_id) for i in by_type[qtype]})
+            have = [u for u in units if u in chosen]
+            rest = [u for u in units if u not in chosen]
+            chosen |= set(rng.sample(rest, max(0, min(len(rest), n_per_category - len(have)))))
+        keep = {i for u in chosen for i in members[u]}
+    else:
+        for qtype in sorted(by_type):
+            idx = by_type[qtype]
+            keep |= set(rng.sample(idx, min(len(idx), n_per_category)))
+    return [items[i] for i in sorted(keep)]
+
+
 def benchmark_examples(
     names: Sequence[str],
-    n_per_benchmark: int,
+    n_per_category: int,
     roots: dict[str, str] | None = None,
     question_types: Sequence[str] | None = None,
+    seed: int = 0,
 ) -> list[BenchmarkSample]:
-    """The first ``n_per_benchmark`` items (whole stories first, in file order) of each
-    benchmark whose files are present (``roots`` overrides a benchmark's folder)."""
+    """A stratified sample (:func:`stratified`) of each benchmark whose files are present
+    (``roots`` overrides a benchmark's folder), restricted to ``question_types`` (prefixes;
+    default :data:`PDDL_QUESTION_TYPES`)."""
     out: list[BenchmarkSample] = []
     for name in names:
         root = (roots or {}).get(name)
@@ -155,11 +196,13 @@ def benchmark_examples(
         except FileNotFoundError as exc:
             out.append(BenchmarkSample(name, False, (), _relative(str(exc))))
             continue
-        if question_types:
-            items = [it for it in items if any(it.question_type.startswith(t)
-                                               for t in question_types)]
-        chosen = items[:n_per_benchmark]
+        types = question_types if question_types is not None else PDDL_QUESTION_TYPES.get(name)
+        if types:
+            items = [it for it in items if any(it.question_type.startswith(t) for t in types)]
+        chosen = stratified(items, n_per_category, seed, name in WHOLE_UNITS)
         kind = f"{b.sample} sample" if root is None else f"files under {root}"
-        note = f"{len(chosen)} of {len(items)} items ({kind})"
+        per = "units" if name in WHOLE_UNITS else "items"
+        note = (f"{len(chosen)} of {len(items)} items ({kind}; up to {n_per_category} {per} "
+                f"per question type" + (f"; types {', '.join(types)}" if types else "") + ")")
         out.append(BenchmarkSample(name, True, tuple(item_example(it) for it in chosen), note))
     return out

@@ -45,7 +45,7 @@ from cogrsi_lib.llm.reply_format import (
 )
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.pddl import prompts as P
-from cogrsi_lib.pddl.diagnosis import classify, compare_traces
+from cogrsi_lib.pddl.diagnosis import Focus, classify, compare_traces, relevant_rejections
 from cogrsi_lib.pddl.domain import CompiledDomain, domain_text, predefined_domain
 from cogrsi_lib.pddl.examples import Example
 from cogrsi_lib.pddl.executor import Trace, execute
@@ -288,6 +288,14 @@ def _status(part: object, absent: str = "skipped") -> tuple[str, str]:
     return "ok", ""
 
 
+def focus_of(ex: Example) -> Focus | None:
+    """The object and chain agents of an oracle question, as PDDL names (None otherwise)."""
+    g, q = ex.gold_pddl, ex.oracle_question
+    if g is None or q is None:
+        return None
+    return Focus(g.obj, frozenset(g.agent[a] for a in q.chain))
+
+
 def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> dict[str, Any]:
     ex = run.example
     status, answer, value = score(ex, run.replies["answer"], fmt)
@@ -303,9 +311,11 @@ def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> di
         if run.trace is None:
             trace_correct, trace_diff = False, "no trace"
         else:
-            trace_correct, trace_diff = compare_traces(run.trace, gold)
+            trace_correct, trace_diff = compare_traces(run.trace, gold, focus_of(ex))
     trace = run.trace
     rejected = [f"{r.action}: {r.reason}" for r in trace.rejected] if trace else []
+    relevant = (relevant_rejections(trace.rejected, ex.question + " " + " ".join(
+        t for _, t in ex.options)) if trace else [])
     issues = list(run.task.issues) if isinstance(run.task, Task) else []
     total = run.ledger.total()
     return {
@@ -313,6 +323,7 @@ def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> di
         "example_id": ex.id,
         "source": ex.source,
         "story_id": ex.story_id,
+        "unit": str(ex.item.group_id or ex.story_id) if ex.item is not None else ex.story_id,
         "category": ex.category,
         "false_belief": ex.false_belief,
         "question": ex.question,
@@ -333,10 +344,10 @@ def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> di
         "n_verified": len(trace.steps) if trace else 0,
         "n_rejected": len(trace.rejected) if trace else 0,
         "rejected": json.dumps(rejected),
+        "n_relevant_rejected": len(relevant),
         "trace_correct": trace_correct,
         "trace_diff": trace_diff,
-        "failure": classify(correct, answer_ok, parse_failed, trace_correct,
-                            len(rejected)),
+        "failure": classify(correct, answer_ok, parse_failed, trace_correct, len(relevant)),
         "calls": total.calls,
         "cached_calls": total.cached_calls,
         "prompt_tokens": total.prompt_tokens,
@@ -352,13 +363,14 @@ def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> di
 RECORD_SCHEMA: dict[str, Any] = {
     "model": pl.Utf8, "structured": pl.Boolean, "variant": pl.Utf8, "example_id": pl.Utf8,
     "source": pl.Utf8,
-    "story_id": pl.Utf8, "category": pl.Utf8, "false_belief": pl.Boolean,
+    "story_id": pl.Utf8, "unit": pl.Utf8, "category": pl.Utf8, "false_belief": pl.Boolean,
     "question": pl.Utf8, "n_options": pl.Int64, "gold": pl.Utf8,
     "answer": pl.Utf8, "answer_status": pl.Utf8, "score": pl.Float64, "correct": pl.Boolean,
     "domain_status": pl.Utf8, "domain_message": pl.Utf8, "problem_status": pl.Utf8,
     "problem_message": pl.Utf8, "problem_issues": pl.Utf8, "actions_status": pl.Utf8,
     "actions_message": pl.Utf8, "n_candidates": pl.Int64, "n_verified": pl.Int64,
-    "n_rejected": pl.Int64, "rejected": pl.Utf8, "trace_correct": pl.Boolean,
+    "n_rejected": pl.Int64, "rejected": pl.Utf8, "n_relevant_rejected": pl.Int64,
+    "trace_correct": pl.Boolean,
     "trace_diff": pl.Utf8, "failure": pl.Utf8, "calls": pl.Int64, "cached_calls": pl.Int64,
     "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "latency_s": pl.Float64,
     "usage": pl.Utf8, "reply_problem": pl.Utf8, "reply_actions": pl.Utf8,

@@ -4,6 +4,8 @@ Table 2, and the §4 failure analysis).
 * :func:`ladder_table`: per source and variant, accuracy with the parse and verification
   rates, calls and tokens per example (Table 1 of the ladder);
 * :func:`category_table`: accuracy per source, question category and variant (Table 2);
+* :func:`paper_comparison`: the ladder beside the paper's Table 1;
+* :func:`all_table`: FANToM's All metric beside its per-question accuracy;
 * :func:`failure_table`: wrong answers by failure class (parsing/state vs reasoning, §4);
 * :func:`availability_table`: which benchmark samples were present;
 * :func:`cross_check_table`: oracle stories on which the executed gold actions reproduce the
@@ -55,6 +57,46 @@ def category_table(records: pl.DataFrame) -> pl.DataFrame:
     out = records.group_by("source", "category", "variant").agg(
         pl.len().alias("n"), pl.col("score").mean().alias("accuracy"))
     return _sorted(out, "source", "category")
+
+
+#: PDDL-Mind Table 1 as its text gives it (accuracy, %, GPT-4o; the no-domain row is not in
+#: the text); FANToM's figure is the per-question mean over Accessibility and Answerability
+PAPER_TABLE1: dict[tuple[str, str], float] = {
+    ("mmtom-qa", "no_verification"): 77.4, ("muma-tom", "no_verification"): 79.6,
+    ("fantom", "no_verification"): 74.7, ("mmtom-qa", "full"): 88.3,
+    ("muma-tom", "full"): 88.8, ("fantom", "full"): 80.0,
+}
+PAPER_MODEL = "GPT-4o"
+
+
+def paper_comparison(table: pl.DataFrame) -> pl.DataFrame:
+    """The ladder (:func:`ladder_table`) beside PDDL-Mind Table 1, row by row: this run's
+    model and accuracy (%) and the paper's, where the paper reports the same benchmark and
+    variant (oracle stories are this package's own: no paper figure)."""
+    rows = []
+    for r in table.iter_rows(named=True):
+        paper = PAPER_TABLE1.get((r["source"], r["variant"]))
+        rows.append({"source": r["source"], "variant": r["variant"], "n": r["n"],
+                     "model": r["model"], "accuracy": 100.0 * r["accuracy"],
+                     "paper_model": PAPER_MODEL if paper is not None else None,
+                     "paper_accuracy": paper})
+    return pl.DataFrame(rows, schema={
+        "source": pl.Utf8, "variant": pl.Utf8, "n": pl.Int64, "model": pl.Utf8,
+        "accuracy": pl.Float64, "paper_model": pl.Utf8, "paper_accuracy": pl.Float64})
+
+
+def all_table(records: pl.DataFrame, sources: Sequence[str] = ("fantom",)) -> pl.DataFrame:
+    """Per source and variant: the per-question accuracy and the All metric, the share of
+    units (FANToM: question sets) whose every question is answered right (PDDL-Mind §4.1;
+    the sample draws whole units, :data:`~cogrsi_lib.pddl.examples.WHOLE_UNITS`)."""
+    sub = records.filter(pl.col("source").is_in(list(sources)))
+    per_unit = sub.group_by("source", "variant", "unit").agg(
+        pl.len().alias("questions"), pl.col("correct").all().alias("solved"))
+    acc = sub.group_by("source", "variant").agg(pl.len().alias("n"),
+                                                pl.col("score").mean().alias("accuracy"))
+    units = per_unit.group_by("source", "variant").agg(
+        pl.len().alias("units"), pl.col("solved").mean().alias("all"))
+    return _sorted(acc.join(units, on=["source", "variant"]), "source")
 
 
 def failure_table(records: pl.DataFrame) -> pl.DataFrame:

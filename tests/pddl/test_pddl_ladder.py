@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from cogrsi_lib import bench
 from cogrsi_lib.llm import CachedBackend, ScriptedBackend
 from cogrsi_lib.llm.fake import json_reply
 from cogrsi_lib.llm.types import Job
@@ -209,3 +210,52 @@ def test_each_source_gets_its_own_conventions() -> None:
     for c in (oracle, fantom, other):
         assert P.COMMON_CONVENTIONS in c
 
+
+
+def _items(counts: dict[str, int]) -> list:
+    from cogrsi_lib.bench.schema import Item
+
+    out = []
+    for qtype, n in counts.items():
+        for i in range(n):
+            out.append(Item(benchmark="mmtom-qa", id=f"{qtype}-{i}", story_id=f"s-{qtype}-{i}",
+                            context="c", question="q", question_type=qtype, gold="a",
+                            options=(("a", "x"), ("b", "y"))))
+    return out
+
+
+def test_stratified_sampling_takes_n_per_question_type_at_random() -> None:
+    from cogrsi_lib.pddl.examples import stratified
+
+    items = _items({"1.1": 5, "1.2": 2, "2.1": 10})
+    got = stratified(items, 3, seed=0)
+    counts = {t: sum(it.question_type == t for it in got) for t in ("1.1", "1.2", "2.1")}
+    assert counts == {"1.1": 3, "1.2": 2, "2.1": 3}
+    assert [items.index(it) for it in got] == sorted(items.index(it) for it in got)
+    assert stratified(items, 3, seed=0) == got
+    draws = {tuple(it.id for it in stratified(items, 3, seed=s)) for s in range(6)}
+    assert len(draws) > 1  # random, not the first n in file order
+
+
+def test_fantom_is_restricted_and_sampled_by_whole_sets() -> None:
+    samples = benchmark_examples(["fantom"], 1, roots={"fantom": str(FIXTURES / "fantom")})
+    exs = samples[0].examples
+    assert exs and all(e.category.startswith(("tom:answerability", "tom:info_accessibility"))
+                       for e in exs)
+    everything = bench.load("fantom", FIXTURES / "fantom")
+    for unit in {e.item.group_id for e in exs}:
+        want = {it.id for it in everything if it.group_id == unit
+                and it.question_type.startswith(("tom:answerability", "tom:info_accessibility"))}
+        assert want == {e.item.id for e in exs if e.item.group_id == unit}
+    assert "per question type" in samples[0].note
+
+
+def test_the_all_metric_needs_every_question_of_a_unit() -> None:
+    from cogrsi_lib.pddl.report import all_table
+
+    rec = pl.DataFrame({"source": ["fantom"] * 5, "variant": ["full"] * 5,
+                        "unit": ["s1", "s1", "s2", "s2", "s3"],
+                        "correct": [True, True, True, False, True],
+                        "score": [1.0, 1.0, 1.0, 0.0, 1.0]})
+    row = all_table(rec).row(0, named=True)
+    assert row["accuracy"] == 0.8 and row["units"] == 3 and row["all"] == 2 / 3

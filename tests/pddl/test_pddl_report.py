@@ -97,3 +97,36 @@ def test_the_chart_is_built(tmp_path, records) -> None:
 
     paths = save_chart(report.ladder_chart(report.ladder_table(records)), tmp_path / "ladder")
     assert all(p.is_file() and p.stat().st_size > 0 for p in paths)
+
+
+def test_a_focused_comparison_ignores_mistakes_about_others() -> None:
+    """Gold: Sally takes the marble out and puts it in the tray while Anne is away. A trace that
+    forgets Anne left is wrong for Anne's belief and right for Sally's."""
+    from cogrsi_lib.pddl.diagnosis import Focus
+
+    gold = execute(kitchen(), acts("move anne kitchen outside", "open sally basket kitchen",
+                                   "grab sally marble basket kitchen",
+                                   "drop sally marble tray kitchen"))
+    anne_stays = execute(kitchen(), acts("open sally basket kitchen",
+                                         "grab sally marble basket kitchen",
+                                         "drop sally marble tray kitchen"))
+    assert not compare_traces(anne_stays, gold)[0]
+    assert not compare_traces(anne_stays, gold, Focus("marble", frozenset({"anne"})))[0]
+    assert compare_traces(anne_stays, gold, Focus("marble", frozenset({"sally"}))) == (True, "")
+    assert compare_traces(anne_stays, gold, Focus("marble")) == (True, "")  # where it is
+
+
+def test_only_rejections_about_the_question_count() -> None:
+    from cogrsi_lib.pddl.diagnosis import relevant_rejections
+
+    tr = execute(kitchen(), acts("grab bob marble basket kitchen",       # bob is asleep
+                                 "drop anne box_key box kitchen",         # not an object
+                                 "move sally kitchen kitchen"))           # from = to
+    assert len(tr.rejected) == 3
+    about_bob = relevant_rejections(tr.rejected, "Where does Bob think the ring is?")
+    assert [r.index for r in about_bob] == [0]
+    about_key = relevant_rejections(tr.rejected, "Who knows where the key is? a) Anne b) nobody")
+    assert [r.index for r in about_key] == [1]   # anne, and box_key split into box and key
+    assert relevant_rejections(tr.rejected, "What colour is the ring?") == []
+    assert classify(False, True, False, None, len(about_bob)) == "parsing/state"
+    assert classify(False, True, False, None, 0) == "unverified"
