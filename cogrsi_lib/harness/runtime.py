@@ -264,8 +264,11 @@ class HarnessSystem:
                 break
             if attempt >= self.config.max_reroutes:  # exits left: answer without a skill
                 for i in exited:
-                    routes[i].status = "exhausted"
-                    routes[i].skill_id = None
+                    r = routes[i]
+                    if r.skill_id is not None:  # the last skill exited too: keep it in the trace
+                        r.exits.append(r.skill_id)
+                    r.status, r.skill_id = "exhausted", None
+                    r.reason = f"{len(r.exits)} self-exits"
             else:
                 new = self.router.reroute([(items[i], routes[i]) for i in exited])
                 for i, r in zip(exited, new, strict=True):

@@ -98,7 +98,11 @@ def test_exits_beyond_the_reroute_budget_answer_without_a_skill():
     rec = HarnessSystem(
         ScriptedBackend(model), HarnessConfig(modules=("skills",), max_reroutes=1)
     ).answer_batch(_items(1))[0]
-    assert rec.extra["route"]["status"] == "exhausted"
+    route = rec.extra["route"]
+    assert route["status"] == "exhausted" and route["skill_id"] is None
+    # every skill that was tried self-exited, the last one included
+    assert len(route["attempts"]) == 2 and route["exits"] == route["attempts"]
+    assert route["reason"] == "2 self-exits"
     assert rec.answer == "A"
     assert "[Skill " not in model.answer_prompts[-1]
 
