@@ -128,7 +128,7 @@ decisions
 # %% [markdown]
 # ## Starling against the oracle and Hi-ToM (§5.8.4)
 #
-# Agreement of the state memory's answer with the oracle's on every question of sampled worlds, with the oracle's own perceivers (gold) and with perceivers derived from presence; and with Hi-ToM's gold labels, under Hi-ToM's stated rule and its generator's rule.
+# Agreement of the state memory's answer with the oracle's on every question of sampled worlds, with the oracle's own perceivers (gold) and with perceivers derived from presence; and with Hi-ToM's gold labels under three rule sets: the oracle's, Hi-ToM's stated rule (trust by exit order) and its generator's rule; `runtime` marks the one the harness reads Hi-ToM stories with (`cogrsi_lib.harness.runtime.STARLING_RULES`; every other source gets the oracle's).
 
 # %%
 state = hs.state_agreement(p.agreement['n_worlds'], p.agreement['seed'],

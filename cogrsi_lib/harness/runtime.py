@@ -91,13 +91,29 @@ def merge_ledger(dst: CallLedger, src: CallLedger) -> None:
         dst.roles.setdefault(role, type(u)()).merge(u)
 
 
+#: Starling's update rules per source (zing-social-mind-report §5.8.4): Hi-ToM's gold follows
+#: its generator (tell trusted by exit order, moves as the generator writes them), which
+#: agrees with every Hi-ToM label where the oracle's perception rules agree with fewer at
+#: higher orders; every other source gets the oracle's rules
+STARLING_RULES: dict[str, dict[str, str]] = {
+    "hi-tom": {"tell_rule": "exit_order", "move_rule": "hitom_generator"},
+}
+DEFAULT_RULES = {"tell_rule": "oracle", "move_rule": "witnessed"}
+
+
+def starling_rules(item: ReaderItem) -> dict[str, str]:
+    """The tell and move rules Starling reads ``item``'s story with (by its benchmark)."""
+    return dict(STARLING_RULES.get(str(item.meta.get("benchmark", "")).lower(), DEFAULT_RULES))
+
+
 def state_block(item: ReaderItem, witnesses: str = "presence") -> tuple[str, dict[str, Any]]:
     """Starling's block for a belief/reality question, or ``""`` with the bypass reason."""
     parsed = parse_question(item.question)
     if parsed is None:
         return "", {"decision": "not_a_belief_question"}
     chain, obj, attribute = parsed
-    memory = StateMemory.from_story(list(item.lines()), witnesses)
+    rules = starling_rules(item)
+    memory = StateMemory.from_story(list(item.lines()), witnesses, **rules)
     if obj not in memory.objects():
         return "", {"decision": "object_not_tracked", "object": obj}
     chains = [chain[:i] for i in range(len(chain) + 1)]
@@ -109,6 +125,7 @@ def state_block(item: ReaderItem, witnesses: str = "presence") -> tuple[str, dic
         "attribute": attribute,
         "answer": None if st is None else str(st.value),
         "statements": len(memory.statements),
+        **rules,
     }
     return memory.render_block(chains, obj, [attribute]), trace
 

@@ -243,16 +243,30 @@ def state_agreement(n_worlds: int, seed: int, max_depth: int) -> pl.DataFrame:
     return agreement_with_oracle(worlds, ("gold", "presence"), max_depth=max_depth).summary()
 
 
-def hitom_agreement() -> pl.DataFrame | None:
-    """Starling against Hi-ToM's gold on the sample, by order (None when absent)."""
+#: the rule sets Starling is scored with on Hi-ToM: the oracle's (every other source's),
+#: Hi-ToM's stated one (trust by exit order) and its generator's (what the runtime uses there)
+HITOM_RULE_SETS = {
+    "oracle": {"tell_rule": "oracle", "move_rule": "witnessed"},
+    "hitom_stated": {"tell_rule": "exit_order", "move_rule": "witnessed"},
+    "hitom_generator": {"tell_rule": "exit_order", "move_rule": "hitom_generator"},
+}
+
+
+def hitom_agreement(items: Sequence[Any] | None = None) -> pl.DataFrame | None:
+    """Starling against Hi-ToM's gold on the sample (or ``items``), by order, under each of
+    :data:`HITOM_RULE_SETS`; ``runtime`` marks the set the harness uses on Hi-ToM items
+    (:func:`~cogrsi_lib.harness.runtime.starling_rules`). None when Hi-ToM is absent."""
     from cogrsi_lib import bench
+    from cogrsi_lib.harness.runtime import STARLING_RULES
     from cogrsi_lib.harness.state_memory import agreement_with_hitom
 
-    if not bench.available("hi-tom"):
-        return None
-    items = bench.load("hi-tom")
+    if items is None:
+        if not bench.available("hi-tom"):
+            return None
+        items = bench.load("hi-tom")
     frames = []
-    for move_rule in ("witnessed", "hitom_generator"):
-        s = agreement_with_hitom(items, move_rule=move_rule).summary(by=("order",))
-        frames.append(s.with_columns(move_rule=pl.lit(move_rule)))
+    for name, rules in HITOM_RULE_SETS.items():
+        s = agreement_with_hitom(items, **rules).summary(by=("order",))
+        frames.append(s.with_columns(rules=pl.lit(name),
+                                     runtime=pl.lit(rules == STARLING_RULES["hi-tom"])))
     return pl.concat(frames, how="diagonal_relaxed")

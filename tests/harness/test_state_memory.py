@@ -301,3 +301,35 @@ def test_hitom_agreement_is_measured_by_order_and_deception() -> None:
     summary = result.summary(by=("deception", "order"))
     assert summary.height == 10
     assert summary["n"].sum() == len(items)
+
+
+@pytest.mark.skipif(not (HITOM / "Hi-ToM_data.json").is_file(), reason="no Hi-ToM sample")
+def test_hitom_agreement_reports_each_rule_set_and_the_runtime_uses_the_generators() -> None:
+    from cogrsi_lib.bench import hitom
+    from cogrsi_lib.harness.stage import HITOM_RULE_SETS, hitom_agreement
+
+    table = hitom_agreement(hitom.load(HITOM))
+    assert table is not None and set(table["rules"]) == set(HITOM_RULE_SETS)
+    assert table.filter(pl.col("runtime"))["rules"].unique().to_list() == ["hitom_generator"]
+    gen = table.filter(pl.col("rules") == "hitom_generator")
+    oracle = table.filter(pl.col("rules") == "oracle")
+    assert gen["agreement"].min() == 1.0
+    assert oracle["agreement"].min() < 1.0  # the oracle's perception rules miss higher orders
+
+
+def test_starling_reads_hitom_stories_with_its_generators_rules() -> None:
+    from cogrsi_lib.harness.runtime import DEFAULT_RULES, starling_rules, state_block
+    from cogrsi_lib.reader.items import ReaderItem
+
+    def item(benchmark: str) -> ReaderItem:
+        return ReaderItem(item_id="x", story_id="s", question="Where is the apple really?",
+                          context="Anne entered the kitchen.\nThe apple is in the box.",
+                          options=("box", "bag"), gold="A", meta={"benchmark": benchmark})
+
+    assert starling_rules(item("Hi-ToM")) == {"tell_rule": "exit_order",
+                                              "move_rule": "hitom_generator"}
+    assert starling_rules(item("tombench")) == DEFAULT_RULES
+    _, trace = state_block(item("hi-tom"))
+    assert trace["decision"] == "inject" and trace["answer"] == "box"
+    assert trace["move_rule"] == "hitom_generator"
+    assert state_block(item("tomi"))[1]["move_rule"] == "witnessed"
