@@ -258,7 +258,7 @@ class HarnessParams(StageParams):
     llm: dict[str, Any] = {"backend": "fake", "reply": {
         "answer": "A", "variable": "desire", "skill": "desire.preference", "dimension": "Belief",
         "categories": ["faux_pas"], "labels": {}}}
-    ablations: list[str] = ["base", "skills", "memory", "retrieval", "full"]
+    ablations: list[str] = ["base", "skills", "memory", "retrieval", "full", "full_ungated"]
     harness_config: dict[str, Any] = {"answer_max_tokens": 32, "route_max_tokens": 32,
                                       "max_reroutes": 1}
     benchmarks: list[str] = ["tombench", "hi-tom"]

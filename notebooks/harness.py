@@ -69,13 +69,26 @@ write_json(distil_log, out / 'distil_log.json')
 {'dev_items': len(dev_items), 'entries': len(store)}
 
 # %% [markdown]
+# ## Calibration on validation items (eqs. 9 and 10)
+#
+# On the development items (never evaluated): each retrieval note injected for an item is credited with its repair or damage against Base and the retriever refined (eq. 9); then the controlled full harness runs with it and the offline optimizer updates the gate policy from its traces (eq. 10): gates and paths that went with more wrong answers or validator flags than average are demoted.
+
+# %%
+with timed('calibration'):
+    cal = hs.calibrate(backend, harness_config, dev_items, embedder, store, test_ids=test_ids)
+write_table(cal.note_credit, out / 'retrieval_credit', title='Retrieval notes credited on validation items (eq. 9)')
+write_table(cal.policy_credit, out / 'policy_credit', title='Gate policy update on validation traces (eq. 10)')
+write_json(cal.log, out / 'calibration.json')
+cal.policy_credit
+
+# %% [markdown]
 # ## Ablations
 #
-# Accuracy by configuration and source (unparsed answers count as wrong), with calls and tokens per question, and each configuration's change against Base in points.
+# Accuracy by configuration and source (unparsed answers count as wrong), with calls and tokens per question, and each configuration's change against Base in points. `full` runs the control layer (per-item gate over paths with the calibrated policy, validator, one repair) with the refined retriever; `full_ungated` puts every module's evidence on every item, so the difference between the two is the control layer's own.
 
 # %%
 systems = build_ablations(backend, p.ablations, config=harness_config, store=store,
-                          embedder=embedder)
+                          embedder=embedder, retriever=cal.retriever, policy=cal.policy)
 with timed('ablations'):
     frame = hs.run(systems, items, batch_size=p.batch_size)
 frame.write_parquet(out / 'items.parquet')
@@ -97,6 +110,29 @@ chance
 deltas = hs.delta_table(accuracy)
 write_table(deltas, out / 'ablation_deltas', title='Change against Base (points)')
 deltas.filter(deltas['source'] == 'all')
+
+# %% [markdown]
+# ### Against the report
+#
+# Comparable with the report's Table 10 Base -> Full changes on ToMBench and Hi-ToM (five frontier models, whole benchmarks) only in direction and only with a model of that class: the CPU default's SmolLM2-135M is near chance and these are a few items per source.
+
+# %%
+versus = hs.paper_comparison(deltas, backend.identity)
+write_table(versus, out / 'paper_table10', title='Base -> Full change beside the report\'s Table 10 (points)')
+versus
+
+# %% [markdown]
+# ## SAGE ablation (Figure 26)
+#
+# SAGE alone under each Selector mode against Base, on ToMBench items (the figure's split) when present, else the oracle items.
+
+# %%
+sage_items = {k: v for k, v in items.items() if k == 'tombench'} or {'oracle': items['oracle']}
+sage_frame = hs.run(hs.sage_systems(backend, harness_config, store, embedder), sage_items,
+                    batch_size=p.batch_size)
+sage = hs.accuracy_table(sage_frame)
+write_table(sage, out / 'sage_ablation', title='SAGE ablation (Figure 26)')
+sage
 
 # %% [markdown]
 # ## PRISM routing (§5.3.3.3)

@@ -15,6 +15,11 @@ A :class:`HarnessSystem` wraps a frozen backend. Per item it
    the item (eq. 5) and drafts again, at most ``max_reroutes`` times, then answers without a
    skill.
 
+With ``control`` (the ``full`` ablation) the control layer of :mod:`control` sits between 1
+and 2: a per-item gate (eq. 3) opens the modules its policy trusts and picks a path (direct,
+augment, staged), and the draft is checked for perspective drift, norm overriding and
+over-mentalising against Starling's tracked state, and redrafted once if flagged.
+
 Every decision goes into the record's ``extra`` (the trace), every call into its ledger.
 """
 
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cogrsi_lib.embedding import Embedder
+from cogrsi_lib.harness.control import Check, Decision, Policy, gate, repair_block, validate
 from cogrsi_lib.harness.experience import ExperienceStore, Selector, predict_dimension
 from cogrsi_lib.harness.extract import parse_question
 from cogrsi_lib.harness.retrieval import (
@@ -56,9 +62,13 @@ ABLATIONS: dict[str, tuple[str, ...]] = {
     "memory": ("state", "experience"),
     "retrieval": ("retrieval",),
     "full": MODULES,
+    "full_ungated": MODULES,
     "state": ("state",),
     "experience": ("experience",),
 }
+#: the ablations that run the control layer (§5.7); ``full_ungated`` is every module on every
+#: item, so that the control layer's own contribution shows
+CONTROLLED = frozenset({"full"})
 
 _FAMILY_DIMENSION = {fam: dim for dim, fam in DIMENSION_FAMILY.items()}
 #: the family of a draft whose skill may self-exit (a direct answer that may also be EXIT)
@@ -76,6 +86,10 @@ class HarnessConfig:
     state_witnesses: str = "presence"
     seed: int = 0
     structured: bool = True
+    #: the control layer: per-item gate over paths, validator and one repair (§5.7)
+    control: bool = False
+    #: SAGE's Selector mode (Figure 26: cascade, exact_only, dimension_only, store)
+    experience_mode: str = "cascade"
 
     def __post_init__(self) -> None:
         bad = [m for m in self.modules if m not in MODULES]
@@ -104,6 +118,30 @@ DEFAULT_RULES = {"tell_rule": "oracle", "move_rule": "witnessed"}
 def starling_rules(item: ReaderItem) -> dict[str, str]:
     """The tell and move rules Starling reads ``item``'s story with (by its benchmark)."""
     return dict(STARLING_RULES.get(str(item.meta.get("benchmark", "")).lower(), DEFAULT_RULES))
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """What Starling tracks for an item's question: the asked chain, object and attribute,
+    the chain's value and reality's (None: unknown)."""
+
+    chain: tuple[str, ...]
+    obj: str
+    attribute: str
+    view: str | None
+    reality: str | None
+
+
+def tracked_state(item: ReaderItem, witnesses: str = "presence") -> Tracked | None:
+    """Starling's answers for ``item``'s question (None: not a belief or reality question)."""
+    parsed = parse_question(item.question)
+    if parsed is None:
+        return None
+    chain, obj, attribute = parsed
+    memory = StateMemory.from_story(list(item.lines()), witnesses, **starling_rules(item))
+    view, real = memory.query(chain, obj, attribute), memory.query((), obj, attribute)
+    return Tracked(tuple(chain), obj, attribute, None if view is None else str(view.value),
+                   None if real is None else str(real.value))
 
 
 def state_block(item: ReaderItem, witnesses: str = "presence") -> tuple[str, dict[str, Any]]:
@@ -143,9 +181,11 @@ class HarnessSystem:
         store: ExperienceStore | None = None,
         embedder: Embedder | None = None,
         retriever: Retriever | None = None,
+        policy: Policy | None = None,
     ) -> None:
         self.backend = backend
         self.config = config or HarnessConfig()
+        self.policy = policy or Policy()
         mods = set(self.config.modules)
         self.name = name or ("harness:" + ("+".join(self.config.modules) or "base"))
         if mods & {"experience", "retrieval"} and embedder is None and retriever is None:
@@ -157,7 +197,8 @@ class HarnessSystem:
             if "skills" in mods else None
         )  # fmt: skip
         self.selector = (
-            Selector(store or ExperienceStore(), embedder) if "experience" in mods else None
+            Selector(store or ExperienceStore(), embedder, mode=self.config.experience_mode)
+            if "experience" in mods else None
         )
         if "retrieval" in mods and retriever is None:
             retriever = Retriever(load_notes(), embedder)
@@ -178,17 +219,23 @@ class HarnessSystem:
         return [p.dimension for p in preds]
 
     def _categories(self, items, routes, ledgers) -> list[tuple[str, ...]]:
-        """Retrieval's categories: from the routed variable, else the model's prediction."""
-        if self.router is not None:
-            return [
-                categories_for_variable(r.variable) if r.variable in ASKED_VARIABLES else ()
-                for r in routes
-            ]
-        preds = predict_categories(items, self.backend, seed=self.config.seed,
-                                   structured=self.config.structured)
-        for led, p in zip(ledgers, preds, strict=True):
-            merge_ledger(led, p.ledger)
-        return [tuple(p.categories) for p in preds]
+        """Retrieval's categories: from the routed variable; for an item without one (no
+        router, or a route that failed) the model's prediction, so that a failed route does
+        not switch retrieval off."""
+        out: list[tuple[str, ...]] = [()] * len(items)
+        ask: list[int] = []
+        for i, r in enumerate(routes):
+            if r is not None and r.variable in ASKED_VARIABLES:
+                out[i] = categories_for_variable(r.variable)
+            else:
+                ask.append(i)
+        if ask:
+            preds = predict_categories([items[i] for i in ask], self.backend,
+                                       seed=self.config.seed, structured=self.config.structured)
+            for i, p in zip(ask, preds, strict=True):
+                merge_ledger(ledgers[i], p.ledger)
+                out[i] = tuple(p.categories)
+        return out
 
     # ----------------------------------------------------------------- drafts
     def _draft(self, items, supports, skills) -> tuple[list[Request], list]:
@@ -217,29 +264,88 @@ class HarnessSystem:
         recs = [new_record(self.name, it) for it in items]
         ledgers = [r.ledger for r in recs]
         traces: list[dict[str, Any]] = [{"modules": list(self.config.modules)} for _ in items]
-        supports: list[list[str]] = [[] for _ in items]
+        blocks: list[dict[str, str]] = [{} for _ in items]
 
         routes: list[Route | None] = [None] * len(items)
         if self.router is not None:
             routes = list(self.router.route(items))
         if "state" in self.config.modules:
             for i, it in enumerate(items):
-                block, tr = state_block(it, self.config.state_witnesses)
-                supports[i].append(block)
-                traces[i]["state"] = tr
+                blocks[i]["state"], traces[i]["state"] = state_block(
+                    it, self.config.state_witnesses)
         if self.selector is not None:
             dims = self._dimensions(items, routes, ledgers)
             for i, act in enumerate(self.selector.select_batch(items, dims)):
-                supports[i].append(act.text)
+                blocks[i]["experience"] = act.text
                 traces[i]["experience"] = act.to_dict()
         if self.retriever is not None:
             cats = self._categories(items, routes, ledgers)
             for i, ret in enumerate(self.retriever.retrieve_batch(items, cats)):
-                supports[i].append(ret.block)
+                blocks[i]["retrieval"] = ret.block
                 traces[i]["retrieval"] = ret.to_dict()
 
-        self._finalise(items, recs, supports, routes, traces)
+        if self.config.control:
+            self._controlled(items, recs, blocks, routes, traces)
+        else:
+            supports = [[b[m] for m in MODULES if m in b] for b in blocks]
+            self._finalise(items, recs, supports, routes, traces)
         return recs
+
+    # ---------------------------------------------------------------- control
+    def _controlled(self, items, recs, blocks, routes, traces) -> None:
+        """Gate each item onto a path, draft, validate, and redraft a flagged draft once:
+        a staged item with the evidence it held back, any other under a repair block."""
+        known = [tracked_state(it, self.config.state_witnesses) for it in items]
+        decisions = []
+        for i, tr in enumerate(known):
+            evidence = {m: bool(blocks[i].get(m)) for m in self.config.modules if m != "skills"}
+            if self.router is not None:
+                evidence["skills"] = bool(routes[i] is not None and routes[i].routed)
+            decisions.append(gate(None if tr is None else tr.chain, evidence, self.policy))
+
+        def supports_of(i: int) -> list[str]:
+            return [blocks[i][m] for m in MODULES if m in decisions[i].opened and blocks[i].get(m)]
+
+        first = [supports_of(i) if d.path == "augment" else [] for i, d in enumerate(decisions)]
+        first_routes = [r if d.path == "augment" and "skills" in d.opened else None
+                        for r, d in zip(routes, decisions, strict=True)]
+        self._finalise(items, recs, first, first_routes, traces)
+        for i, (r, used) in enumerate(zip(routes, first_routes, strict=True)):
+            if r is not None and used is None:  # routed, but the gate kept the skill out
+                merge_ledger(recs[i].ledger, r.ledger)
+                traces[i]["route"] = {**r.to_dict(), "used": False}
+        checks = [self._check(recs[i], known[i], decisions[i]) for i in range(len(items))]
+        redo = [i for i, c in enumerate(checks) if c.flags]
+        extra: list[list[str]] = []
+        for i in redo:
+            k = known[i]
+            assert k is not None  # only a tracked question is flagged
+            repair = [] if decisions[i].path == "staged" else [
+                repair_block(k.chain, k.obj, k.attribute, checks[i])]
+            extra.append(supports_of(i) + repair)
+        again = [new_record(self.name, items[i]) for i in redo]
+        again_traces: list[dict[str, Any]] = [{} for _ in redo]
+        if redo:
+            self._finalise([items[i] for i in redo], again, extra, [None] * len(redo),
+                           again_traces)
+        final = {i: rec for i, rec in zip(redo, again, strict=True)}
+        for i, d in enumerate(decisions):
+            ctl: dict[str, Any] = {**d.to_dict(), "first": checks[i].to_dict(),
+                                   "redrafted": i in final}
+            if i in final:
+                rec = final[i]
+                recs[i].samples, recs[i].answer = rec.samples, rec.answer
+                recs[i].answer_text, recs[i].status = rec.answer_text, rec.status
+                merge_ledger(recs[i].ledger, rec.ledger)
+                ctl["final"] = self._check(recs[i], known[i], d).to_dict()
+                ctl["redraft"] = "evidence" if d.path == "staged" else "repair"
+            recs[i].extra = {**traces[i], "control": ctl}
+
+    @staticmethod
+    def _check(rec: ItemRecord, known: Tracked | None, d: Decision) -> Check:
+        if known is None:
+            return validate(None, None, None, None)
+        return validate(rec.answer_text, known.chain, known.view, known.reality, d.opened)
 
     def answer_with_support(
         self, items: Sequence[ReaderItem], blocks: Sequence[Sequence[str]]
@@ -308,6 +414,7 @@ def build_ablations(
     embedder: Embedder | None = None,
     retriever: Retriever | None = None,
     library: SkillLibrary | None = None,
+    policy: Policy | None = None,
 ) -> list[HarnessSystem]:
     """One system per ablation name (keys of :data:`ABLATIONS`), sharing every module."""
     unknown = [n for n in names if n not in ABLATIONS]
@@ -315,8 +422,9 @@ def build_ablations(
         raise ValueError(f"unknown ablation(s) {unknown} (known: {', '.join(ABLATIONS)})")
     settings = dict(config or {})
     return [
-        HarnessSystem(backend, HarnessConfig(modules=ABLATIONS[n], **settings),
+        HarnessSystem(backend, HarnessConfig(modules=ABLATIONS[n], control=n in CONTROLLED,
+                                             **settings),
                       name=f"harness:{n}", library=library, store=store, embedder=embedder,
-                      retriever=retriever)
+                      retriever=retriever, policy=policy)
         for n in names
     ]  # fmt: skip

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from cogrsi_lib.harness.experience import ExperienceStore, coverage, distil, guidance_block
+from cogrsi_lib.harness.control import Policy, optimize
+from cogrsi_lib.harness.experience import (
+    ABLATION_MODES,
+    ExperienceStore,
+    coverage,
+    distil,
+    guidance_block,
+)
 from cogrsi_lib.harness.router import RoutingRow, routing_metrics
-from cogrsi_lib.harness.runtime import HarnessSystem
+from cogrsi_lib.harness.runtime import MODULES, HarnessConfig, HarnessSystem
 from cogrsi_lib.harness.taxonomy import annotate
 from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
@@ -270,3 +278,122 @@ def hitom_agreement(items: Sequence[Any] | None = None) -> pl.DataFrame | None:
         frames.append(s.with_columns(rules=pl.lit(name),
                                      runtime=pl.lit(rules == STARLING_RULES["hi-tom"])))
     return pl.concat(frames, how="diagonal_relaxed")
+
+
+# ---------------------------------------------------------------- calibration on validation
+
+
+@dataclass
+class Calibration:
+    """What the validation items taught the harness before evaluation: the refined retriever
+    (eq. 9), the gate policy (eq. 10) and their tables."""
+
+    retriever: Any
+    policy: Policy
+    note_credit: pl.DataFrame
+    policy_credit: pl.DataFrame
+    log: dict[str, Any]
+
+
+def calibrate(backend: Any, config: Mapping[str, Any], items: Sequence[ReaderItem],
+              embedder: Any, store: ExperienceStore, *, test_ids: Sequence[str],
+              lr: float = 0.5) -> Calibration:
+    """On validation ``items`` (never evaluation ones): credit every injected retrieval note
+    by repair and damage against Base and refine the retriever (eq. 9); then run the
+    controlled full harness with it and update the gate policy from its traces (eq. 10)."""
+    from cogrsi_lib.harness.retrieval import Retriever, credit, load_notes, refine
+
+    ids = [it.item_id for it in items]
+    overlap = sorted(set(ids) & set(test_ids))
+    if overlap:
+        raise ValueError(f"{len(overlap)} validation items are evaluation items: {overlap[:5]}")
+    base = HarnessSystem(backend, HarnessConfig(**config), name="harness:base")
+    retriever = Retriever(load_notes(), embedder)
+    with_rag = HarnessSystem(backend, HarnessConfig(modules=("retrieval",), **config),
+                             name="harness:retrieval", retriever=retriever)
+    phase("harness calibration: retrieval credit on %d validation items", len(items))
+    without = run_system(base, items, len(items) or 1)
+    withr = run_system(with_rag, items, len(items) or 1)
+    rows = []
+    for it, a, b in zip(items, withr, without, strict=True):
+        ret = (a.extra or {}).get("retrieval") or {}
+        chosen = [c["note_id"] for c in ret.get("chosen", [])] if ret.get(
+            "decision") == "inject" else []
+        rows.append({"item_id": it.item_id, "injected": chosen,
+                     "correct_with": bool(a.correct), "correct_without": bool(b.correct)})
+    credits = credit(rows, evaluation_ids=test_ids)
+    refined = refine(retriever, credits, evaluation_ids=test_ids)
+    note_credit = pl.DataFrame([c.to_dict() for c in credits.values()], schema={
+        "note_id": pl.Utf8, "repairs": pl.Int64, "damages": pl.Int64, "unchanged": pl.Int64,
+        "n": pl.Int64, "utility": pl.Float64})
+    phase("harness calibration: gate policy on %d validation items", len(items))
+    full = HarnessSystem(backend, HarnessConfig(modules=MODULES, control=True, **config),
+                         name="harness:full", store=store, embedder=embedder,
+                         retriever=refined)
+    traces = []
+    for rec in run_system(full, items, len(items) or 1):
+        ctl = (rec.extra or {}).get("control", {})
+        final = ctl.get("final") or ctl.get("first") or {}
+        traces.append({"correct": bool(rec.correct), "path": ctl.get("path"),
+                       "opened": ctl.get("opened", []), "flags": final.get("flags", [])})
+    before = full.policy
+    policy, table = optimize(traces, before, lr=lr)
+    policy_credit = pl.DataFrame(
+        [{"decision": k, **{c: v.get(c) for c in ("traces", "loss", "weight")}}
+         for k, v in table.items()],
+        schema={"decision": pl.Utf8, "traces": pl.Int64, "loss": pl.Float64,
+                "weight": pl.Float64})
+    r = refined.refinement
+    log = {"validation_items": len(items), "notes_credited": len(credits),
+           "suppressed": list(r.suppressed) if r else [],
+           "skipped_categories": list(r.skipped_categories) if r else [],
+           "policy_before": json.loads(before.to_json()),
+           "policy_after": json.loads(policy.to_json())}
+    return Calibration(refined, policy, note_credit, policy_credit, log)
+
+
+# ------------------------------------------------------------------ SAGE ablation (Fig. 26)
+
+def sage_systems(backend: Any, config: Mapping[str, Any], store: ExperienceStore,
+                 embedder: Any) -> list[HarnessSystem]:
+    """Figure 26's configurations: Base (no memory), then SAGE alone under each Selector mode
+    (``store``: curation only, every entry; ``exact_only``: the selector without fallback;
+    ``dimension_only``: dimension routing without fallback; ``cascade``: the full cascade)."""
+    out = [HarnessSystem(backend, HarnessConfig(**config), name="sage:none")]
+    for name, mode in ABLATION_MODES.items():
+        out.append(HarnessSystem(
+            backend, HarnessConfig(modules=("experience",), experience_mode=mode, **config),
+            name=f"sage:{name}", store=store, embedder=embedder))
+    return out
+
+
+# ------------------------------------------------------------ against the report's Table 10
+
+#: zing-social-mind-report Table 10, Base and Full accuracy (%) per benchmark and model
+PAPER_TABLE10: dict[str, dict[str, tuple[float, float]]] = {
+    "tombench": {"GPT-5.4-mini": (73.64, 79.97), "Qwen3.6-27B": (79.20, 82.94),
+                 "DeepSeek-V4-Pro": (78.53, 79.97), "Qwen3.7-Plus": (81.08, 83.85),
+                 "GPT-5.5": (83.25, 85.63)},
+    "hi-tom": {"GPT-5.4-mini": (54.58, 60.58), "Qwen3.6-27B": (67.28, 70.17),
+               "DeepSeek-V4-Pro": (65.17, 70.33), "Qwen3.7-Plus": (75.00, 74.25),
+               "GPT-5.5": (69.41, 70.05)},
+}
+
+
+def paper_comparison(deltas: pl.DataFrame, model: str) -> pl.DataFrame:
+    """This run's Base -> Full change (points) per source beside the report's Table 10
+    changes for the same benchmark (their range over its five models)."""
+    full = deltas.filter(pl.col("system") == "harness:full")
+    rows = []
+    for r in full.iter_rows(named=True):
+        paper = PAPER_TABLE10.get(r["source"], {})
+        changes = [f - b for b, f in paper.values()]
+        rows.append({"source": r["source"], "model": model, "questions": r["questions"],
+                     "delta_pts": r["delta_pts"],
+                     "paper_models": len(changes) or None,
+                     "paper_delta_min": min(changes) if changes else None,
+                     "paper_delta_max": max(changes) if changes else None})
+    return pl.DataFrame(rows, schema={
+        "source": pl.Utf8, "model": pl.Utf8, "questions": pl.Int64, "delta_pts": pl.Float64,
+        "paper_models": pl.Int64, "paper_delta_min": pl.Float64,
+        "paper_delta_max": pl.Float64})

@@ -193,3 +193,51 @@ def test_development_items_are_disjoint_from_the_evaluated_head():
     assert not {it.item_id for its in items.values() for it in its} & {d.item_id for d in dev}
     depths = {it.meta["depth"] for it in items["oracle"]}
     assert len(depths) > 1  # spread over depths
+
+
+class CategoriesModel(Model):
+    """Model, plus a category reply naming the first category of the taxonomy."""
+
+    def __call__(self, job) -> str:
+        if job.request.reply.family == "harness.categories":
+            from cogrsi_lib.harness.retrieval import CATEGORIES
+
+            return json_reply(job, {"categories": [sorted(CATEGORIES)[0]]})
+        return super().__call__(job)
+
+
+def test_a_failed_route_does_not_switch_retrieval_off():
+    model = CategoriesModel(variable="no-such-variable")
+    rec = HarnessSystem(ScriptedBackend(model), HarnessConfig(modules=("skills", "retrieval")),
+                        embedder=EMB).answer_batch(_items(1))[0]
+    assert rec.extra["route"]["status"] == "unparsed"
+    assert rec.extra["retrieval"]["categories"]  # from the model's own prediction
+    assert "rag_categories" in rec.ledger.to_dict()["by_role"]
+
+
+def test_calibration_credits_notes_and_updates_the_policy_on_validation_items_only():
+    b = ScriptedBackend(CategoriesModel())
+    dev = oracle_dev_items(3, 77)[:6]
+    cal = hs.calibrate(b, {}, dev, EMB, ExperienceStore(), test_ids=["not-a-dev-id"])
+    assert cal.log["validation_items"] == 6
+    assert set(cal.policy_credit["decision"]) >= {"all"}
+    assert cal.policy_credit.filter(pl.col("decision") == "all")["traces"].item() == 6
+    assert cal.retriever is not None and cal.policy is not None
+    with pytest.raises(ValueError, match="evaluation items"):
+        hs.calibrate(b, {}, dev, EMB, ExperienceStore(), test_ids=[dev[0].item_id])
+
+
+def test_sage_systems_are_figure_26s_modes_and_the_table10_comparison_reads_the_deltas():
+    from cogrsi_lib.harness.experience import ABLATION_MODES
+
+    systems = hs.sage_systems(ScriptedBackend(Model()), {}, ExperienceStore(), EMB)
+    assert [s.name for s in systems] == ["sage:none", *(f"sage:{k}" for k in ABLATION_MODES)]
+    assert [s.selector.mode for s in systems[1:]] == list(ABLATION_MODES.values())
+    deltas = pl.DataFrame({"source": ["hi-tom", "oracle"], "system": ["harness:full"] * 2,
+                           "questions": [4, 4], "accuracy": [0.5, 0.25],
+                           "delta_pts": [25.0, -25.0]})
+    cmp = hs.paper_comparison(deltas, "m")
+    hitom = cmp.filter(pl.col("source") == "hi-tom").row(0, named=True)
+    assert hitom["paper_models"] == 5 and hitom["paper_delta_min"] == pytest.approx(-0.75)
+    assert hitom["paper_delta_max"] == pytest.approx(6.0)
+    assert cmp.filter(pl.col("source") == "oracle")["paper_models"].item() is None
