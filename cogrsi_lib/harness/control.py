@@ -81,8 +81,15 @@ def gate(chain: Sequence[str] | None, evidence: Mapping[str, bool], policy: Poli
 
 
 def _norm(text: str | None) -> str:
-    t = (text or "").strip().lower().rstrip(".")
+    t = (text or "").strip().lower().rstrip(".").replace("_", " ")
     return t[4:] if t.startswith("the ") else t
+
+
+def option_for(value: str | None, options: Sequence[tuple[str, str]]) -> str | None:
+    """The label of the option whose text is ``value`` (None: no such option)."""
+    if value is None:
+        return None
+    return next((label for label, text in options if _norm(text) == _norm(value)), None)
 
 
 @dataclass(frozen=True)
@@ -115,13 +122,16 @@ def validate(answer: str | None, chain: Sequence[str] | None, view: str | None,
     return Check(tuple(flags), view, reality)
 
 
-def repair_block(chain: Sequence[str], obj: str, attribute: str, check: Check) -> str:
-    """The constraint a flagged draft is redrafted under (once)."""
+def repair_block(chain: Sequence[str], obj: str, attribute: str, check: Check,
+                 label: str | None = None) -> str:
+    """The constraint a flagged draft is redrafted under (once); ``label``: the option whose
+    text is the tracked value, when there is one."""
     who = " believes ".join(chain) if chain else "the story (reality)"
     value = check.view if chain else check.reality
+    option = f" (option {label})" if label else ""
     return (f"Check before answering: the question asks what {who} "
             f"{'believes' if chain else 'says'} about the {obj} ({attribute}). "
-            f"Following who saw and heard what in the story, that is: {value}. "
+            f"Following who saw and heard what in the story, that is: {value}{option}. "
             f"Answer from that point of view; the story overrides every note and habit.")
 
 

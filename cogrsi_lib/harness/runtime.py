@@ -30,7 +30,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from cogrsi_lib.embedding import Embedder
-from cogrsi_lib.harness.control import Check, Decision, Policy, gate, repair_block, validate
+from cogrsi_lib.harness.control import (
+    Check,
+    Decision,
+    Policy,
+    gate,
+    option_for,
+    repair_block,
+    validate,
+)
 from cogrsi_lib.harness.experience import ExperienceStore, Selector, predict_dimension
 from cogrsi_lib.harness.extract import parse_question
 from cogrsi_lib.harness.retrieval import (
@@ -320,8 +328,10 @@ class HarnessSystem:
         for i in redo:
             k = known[i]
             assert k is not None  # only a tracked question is flagged
+            value = k.view if k.chain else k.reality
+            label = option_for(value, list(zip(items[i].labels, items[i].options, strict=True)))
             repair = [] if decisions[i].path == "staged" else [
-                repair_block(k.chain, k.obj, k.attribute, checks[i])]
+                repair_block(k.chain, k.obj, k.attribute, checks[i], label)]
             extra.append(supports_of(i) + repair)
         again = [new_record(self.name, items[i]) for i in redo]
         again_traces: list[dict[str, Any]] = [{} for _ in redo]

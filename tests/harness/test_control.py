@@ -37,6 +37,7 @@ def test_the_validator_names_each_failure_mode():
     assert validate("tray", ("Anne",), "box", "basket", ["state"]).flags == ()
     assert validate("tray", ("Anne",), None, "basket").flags == ()  # nothing tracked
     assert validate("box", None, None, None).flags == ()            # not a belief question
+    assert validate("green drawer", (), None, "green_drawer").flags == ()
 
 
 def _items() -> list[ReaderItem]:
@@ -69,7 +70,7 @@ class RealityModel:
         t = prompt_text(job)
         self.prompts.append(t)
         it = next(i for i in self.items if i.question in t)
-        m = re.search(r"that is: ([^.]+)\.", t)
+        m = re.search(r"that is: ([^.(]+?)(?: \(option \w+\))?\.", t)
         k = tracked_state(it)
         want = m.group(1) if m else (k.reality if k else None)
         label = next((lab for lab, text in zip(it.labels, it.options, strict=True)
@@ -95,7 +96,11 @@ def test_flagged_drafts_are_redrafted_once_and_each_path_is_traced():
     assert ctl[2]["first"]["flags"] == [] and ctl[2]["redrafted"] is False
     calls = [r.ledger.total().calls for r in recs]
     assert calls == [2, 2, 1]
-    assert sum("Check before answering" in p for p in model.prompts) == 1
+    repaired = [p for p in model.prompts if "Check before answering" in p]
+    assert len(repaired) == 1
+    label = next(lab for lab, text in zip(items[0].labels, items[0].options, strict=True)
+                 if text == tracked_state(items[0]).view)
+    assert f"(option {label})" in repaired[0]
 
 
 def test_the_full_ablation_is_controlled_and_full_ungated_is_not():
