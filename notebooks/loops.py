@@ -168,17 +168,20 @@ write_table(model_kept, out / 'shadow_model',
 # %% [markdown]
 # ### Figure 7a-b and the situations of invalid rules (symbolic)
 #
-# The paper audits the model's candidates; on the CPU the audited candidates come from the symbolic study (`shadow_study`): the loop engine with the scripted builder's rule bank and the rule-executing reader, on development stories from the same situation set as above (`dev_situations`), each text audited with its hand-written translations on `shadow_audit` worlds. No language model takes part, so these numbers are properties of the bank's rules and of registration, not of a model. Figure 7a: the verdicts of the candidates each rule keeps and the share of invalid ones among those the audit decides (valid or invalid; an ambiguous text, whose two translations disagree, is not decided, so a rule that keeps only such texts has no share). Figure 7b: trial gain of valid against invalid candidates; `min_error_sum` is 1 - TV, the least sum of the two mislabelling rates of any rule that keeps by trial gain. Last: each invalid text's shared counterexamples inside and outside ExploreToM's situations (§5.4: 116 of 286 invalid rules fail only outside).
+# The paper audits the model's candidates; on the CPU the audited candidates come from the symbolic study (`shadow_study`): the loop engine with the scripted builder's rule bank and the rule-executing reader, on development stories from the same situation set as above (`dev_situations`), each text audited with its hand-written translations on `shadow_audit` worlds. No language model takes part, so these numbers are properties of the bank's rules and of registration, not of a model. Figure 7a: the verdicts of the candidates each rule keeps and the share of invalid ones among those the audit decides (valid or invalid; an ambiguous text, whose two translations disagree, is not decided, so a rule that keeps only such texts has no share). Figure 7b: trial gain of valid against invalid candidates; `min_error_sum` is 1 - TV, the least sum of the two mislabelling rates of any rule that keeps by trial gain. Figure 7c: the kept libraries' entries by verdict after each round. Last: each invalid text's shared counterexamples inside and outside ExploreToM's situations (§5.4: 116 of 286 invalid rules fail only outside).
 
 # %%
 study = loops.run_shadow_study(cfg)
 fig7 = {}
 if study is not None:
     fig7 = shadow.figure7(study.candidates, study.verdicts, rules7,
-                          loops.builtin_arms(p.delta, p.min_nonneg, p.loose_delta))
+                          loops.builtin_arms(p.delta, p.min_nonneg, p.loose_delta),
+                          rounds=study.rounds)
     titles = {'live': 'Symbolic study: shadow replay of each arm\'s own rule',
               'figure7a': 'Figure 7a (symbolic): invalid share of the candidates each rule keeps',
               'figure7b': 'Figure 7b (symbolic): trial gain of valid and invalid candidates',
+              'figure7c': 'Figure 7c (symbolic): the kept libraries\' entries by verdict, '
+                          'round by round (summed over seeds)',
               'invalid_situations': 'Invalid texts: shared counterexamples inside and outside '
                                     'ExploreToM\'s situations'}
     for name, table in fig7.items():
@@ -212,7 +215,8 @@ write_json({'arms': run.arms, 'seeds': list(cfg.seeds), 'rounds': cfg.rounds,
             else 0, 'audit_texts': rules.height, 'structured': p.structured,
             'chance': chance.to_dicts(), 'replies': tally.to_dict(),
             'dev_situations': p.dev_situations, 'shadow_live_agrees': bool(live['agrees'].all()),
-            **{k: fig7[k].to_dicts() for k in ('figure7a', 'figure7b', 'invalid_situations')
+            **{k: fig7[k].to_dicts() for k in ('figure7a', 'figure7b', 'figure7c',
+                                               'invalid_situations')
                if k in fig7}},
            out / 'summary.json')
 rules.height

@@ -13,8 +13,9 @@ have done with the same candidate:
 A rule *keeps* a candidate when the candidate passes it (Figure 7a counts kept candidates);
 ``wins`` says whether it would also have been its round's choice among the candidates the
 rule keeps. :func:`replay_live` replays each arm's own rule from the log and must give the
-winner the loop admitted. :func:`kept_validity` (Figure 7a) and :func:`gain_by_validity`
-(Figure 7b) join the kept candidates with the semantic audit's verdicts.
+winner the loop admitted. :func:`kept_validity` (Figure 7a), :func:`gain_by_validity`
+(Figure 7b) and :func:`library_by_round` (Figure 7c) join the candidates and the kept
+libraries with the semantic audit's verdicts.
 """
 
 from __future__ import annotations
@@ -209,12 +210,41 @@ def situation_split(verdicts: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([inv.sort("text"), pooled])
 
 
+def library_by_round(rounds: pl.DataFrame, verdicts: pl.DataFrame) -> pl.DataFrame:
+    """Figure 7c: per arm and round, the entries of the libraries kept after that round,
+    summed over seeds, by audit verdict (``unaudited``: a text the audit did not see)."""
+    from cogrsi_lib.loops.library import artifact_from_json
+
+    of = dict(zip(verdicts["text"], verdicts["verdict"], strict=True))
+    rows = []
+    for r in rounds.sort("arm", "seed", "round").iter_rows(named=True):
+        texts = [rule.text() for rule in getattr(artifact_from_json(r["artifact_json"]),
+                                                 "rules", ())]
+        found = [of.get(t) for t in texts]
+        rows.append({"arm": r["arm"], "round": r["round"], "entries": len(texts),
+                     **{v: sum(f == v for f in found) for v in
+                        ("invalid", "valid", "ambiguous", "vacuous")},
+                     "unaudited": sum(f is None for f in found)})
+    schema = {"arm": pl.Utf8, "round": pl.Int64, "entries": pl.Int64, "invalid": pl.Int64,
+              "valid": pl.Int64, "ambiguous": pl.Int64, "vacuous": pl.Int64,
+              "unaudited": pl.Int64}
+    frame = pl.DataFrame(rows, schema=schema)
+    return (frame.group_by("arm", "round", maintain_order=True)
+            .agg(pl.len().alias("seeds"), *[pl.col(c).sum() for c in list(schema)[2:]])
+            .sort("arm", "round"))
+
+
 def figure7(candidates: pl.DataFrame, verdicts: pl.DataFrame, rules: Sequence[ShadowRule],
-            arms: Mapping[str, ArmConfig]) -> dict[str, pl.DataFrame]:
+            arms: Mapping[str, ArmConfig], rounds: pl.DataFrame | None = None
+            ) -> dict[str, pl.DataFrame]:
     """The shadow tables of audited loops: ``live`` (:func:`replay_live`), ``figure7a``,
-    ``figure7b`` and ``invalid_situations`` (:func:`situation_split`)."""
+    ``figure7b``, ``figure7c`` (with ``rounds``) and ``invalid_situations``
+    (:func:`situation_split`)."""
     audited = with_verdicts(candidates, verdicts)
-    return {"live": replay_live(candidates, arms),
-            "figure7a": kept_validity(with_verdicts(replay(candidates, rules), verdicts)),
-            "figure7b": gain_by_validity(audited),
-            "invalid_situations": situation_split(verdicts)}
+    out = {"live": replay_live(candidates, arms),
+           "figure7a": kept_validity(with_verdicts(replay(candidates, rules), verdicts)),
+           "figure7b": gain_by_validity(audited)}
+    if rounds is not None:
+        out["figure7c"] = library_by_round(rounds, verdicts)
+    out["invalid_situations"] = situation_split(verdicts)
+    return out

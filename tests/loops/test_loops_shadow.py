@@ -118,8 +118,16 @@ def test_symbolic_study_gives_figure7_and_the_situation_split():
     study = run_shadow_study(cfg)
     assert study is not None and study.config.dev_situations == "exploretom"
     tables = shadow.figure7(study.candidates, study.verdicts, RULES,
-                            builtin_arms(cfg.delta, cfg.min_nonneg, cfg.loose_delta))
+                            builtin_arms(cfg.delta, cfg.min_nonneg, cfg.loose_delta),
+                            rounds=study.rounds)
     assert tables["live"]["agrees"].all()
+    f7c = tables["figure7c"]
+    assert f7c.height == 2 * 3 and (f7c["seeds"] == 1).all()
+    verdicts = ["invalid", "valid", "ambiguous", "vacuous", "unaudited"]
+    assert (f7c.select(verdicts).sum_horizontal() == f7c["entries"]).all()
+    # the entries are the kept library's, round by round
+    sizes = study.rounds.sort("arm", "round")["new_size"].to_list()
+    assert f7c.sort("arm", "round")["entries"].to_list() == sizes
     assert tables["figure7a"]["kept"].to_list()[0] >= tables["figure7a"]["kept"].to_list()[1]
     split = tables["invalid_situations"]
     inv = study.verdicts.filter(pl.col("verdict") == "invalid")
