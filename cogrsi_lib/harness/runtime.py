@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from cogrsi_lib.embedding import Embedder
@@ -128,6 +129,19 @@ def starling_rules(item: ReaderItem) -> dict[str, str]:
     return dict(STARLING_RULES.get(str(item.meta.get("benchmark", "")).lower(), DEFAULT_RULES))
 
 
+@lru_cache(maxsize=256)
+def _memory(lines: tuple[str, ...], witnesses: str, tell_rule: str, move_rule: str
+            ) -> StateMemory:
+    return StateMemory.from_story(list(lines), witnesses, tell_rule=tell_rule,
+                                  move_rule=move_rule)
+
+
+def story_memory(item: ReaderItem, witnesses: str = "presence") -> StateMemory:
+    """Starling's memory of ``item``'s story under its source's rules, read once per story
+    (the module's block and the validator share it; queries never change it)."""
+    return _memory(tuple(item.lines()), witnesses, **starling_rules(item))
+
+
 @dataclass(frozen=True)
 class Tracked:
     """What Starling tracks for an item's question: the asked chain, object and attribute,
@@ -146,7 +160,7 @@ def tracked_state(item: ReaderItem, witnesses: str = "presence") -> Tracked | No
     if parsed is None:
         return None
     chain, obj, attribute = parsed
-    memory = StateMemory.from_story(list(item.lines()), witnesses, **starling_rules(item))
+    memory = story_memory(item, witnesses)
     view, real = memory.query(chain, obj, attribute), memory.query((), obj, attribute)
     return Tracked(tuple(chain), obj, attribute, None if view is None else str(view.value),
                    None if real is None else str(real.value))
@@ -159,7 +173,7 @@ def state_block(item: ReaderItem, witnesses: str = "presence") -> tuple[str, dic
         return "", {"decision": "not_a_belief_question"}
     chain, obj, attribute = parsed
     rules = starling_rules(item)
-    memory = StateMemory.from_story(list(item.lines()), witnesses, **rules)
+    memory = story_memory(item, witnesses)
     if obj not in memory.objects():
         return "", {"decision": "object_not_tracked", "object": obj}
     chains = [chain[:i] for i in range(len(chain) + 1)]
