@@ -3,8 +3,10 @@
 A stage depends on its executed notebook, its ``params.yaml`` section, every library part its
 notebook imports (followed through the library's own imports, whole subpackages at a time,
 lazy and function-level imports included) and on ``data/`` when one of those parts reads the
-benchmark samples. Every stage's ``summary.json`` is a DVC metric and every chart the notebook
-shows (``show_chart(..., out / NAME)``) a DVC plot. ``cogrsi dvc-yaml`` writes the file and
+benchmark samples, and on any LoRA adapter its ``params.yaml`` section names (an ``adapter:``
+key, e.g. ``reports/train/adapter`` from the ``train`` stage). Every stage's ``summary.json``
+is a DVC metric and every chart the notebook shows (``show_chart(..., out / NAME)``) a DVC
+plot. ``cogrsi dvc-yaml`` writes the file and
 ``cogrsi dvc-yaml --check`` (run by the tests) fails when the committed one differs.
 """
 
@@ -100,7 +102,31 @@ def stage_deps(stage: str, root: str | Path = ".") -> list[str]:
         u.replace(".", "/") + ("" if (root / u.replace(".", "/")).is_dir() else ".py")
         for u in units]
     reads_data = any(m == d or m.startswith(d + ".") for m in modules for d in READS_DATA)
-    return [f"notebooks/{stage}.ipynb", *paths, *(["data"] if reads_data else [])]
+    return [f"notebooks/{stage}.ipynb", *paths, *(["data"] if reads_data else []),
+            *adapter_deps(stage, root)]
+
+
+def adapter_deps(stage: str, root: str | Path = ".") -> list[str]:
+    """The adapter folders ``params.yaml[stage]`` names (``adapter:`` keys at any depth)."""
+    path = Path(root) / "params.yaml"
+    if not path.is_file():
+        return []
+    section = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get(stage) or {}
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "adapter" and isinstance(value, str) and value:
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(section)
+    return sorted(set(found))
 
 
 def stage_plots(stage: str, root: str | Path = ".") -> list[str]:

@@ -47,3 +47,16 @@ def test_deps_follow_lazy_relative_and_data_reading_imports(tmp_path):
     write(tmp_path, "notebooks/plain.py", "import cogrsi_lib.gamma\n")
     assert stage_deps("plain", tmp_path) == ["notebooks/plain.ipynb", "cogrsi_lib/__init__.py",
                                              "cogrsi_lib/gamma"]
+
+
+def test_a_stage_that_names_an_adapter_depends_on_it(tmp_path):
+    from cogrsi_lib.dvc_graph import adapter_deps
+
+    write(tmp_path, "params.yaml", "reader_eval:\n  llm: {backend: embedded, adapter: "
+                                   "reports/train/adapter}\nloops:\n  llm: {adapter: null}\n"
+                                   "audit:\n  translators:\n  - {llm: {adapter: a/b}}\n")
+    assert adapter_deps("reader_eval", tmp_path) == ["reports/train/adapter"]
+    assert adapter_deps("loops", tmp_path) == []
+    assert adapter_deps("audit", tmp_path) == ["a/b"]
+    assert adapter_deps("pairs", tmp_path) == []
+    assert adapter_deps("pairs", tmp_path / "nowhere") == []

@@ -11,6 +11,7 @@ Example ``params.yaml`` section::
       cache_dir: .cache/llm    # content-addressed completion cache; null disables it
       # optional, per backend:
       # threads: 2, max_batch: 16                                (embedded)
+      # adapter: reports/train/adapter  (embedded: the train stage's LoRA adapter; null: base)
       # engine: {tensor_parallel_size: 1, max_model_len: 32768}  (vllm)
       # concurrency: 64 (per endpoint), max_retries: 5, api_key_env: OPENAI_API_KEY,
       #   timeout_s: 600                                         (openai)
@@ -34,7 +35,7 @@ from cogrsi_lib.llm.cache import CachedBackend
 BACKENDS = ("embedded", "vllm", "openai", "fake")
 _COMMON = {"backend", "model", "cache_dir"}
 _KEYS = {
-    "embedded": _COMMON | {"threads", "max_batch"},
+    "embedded": _COMMON | {"threads", "max_batch", "adapter"},
     "vllm": _COMMON | {"engine", "chat_template_kwargs"},
     "openai": _COMMON
     | {
@@ -71,10 +72,14 @@ def build_backend(
     if kind == "embedded":
         from cogrsi_lib.llm.embedded import EmbeddedBackend
 
+        adapter = cfg.get("adapter")
+        if adapter and base_dir is not None and not os.path.isabs(os.fspath(adapter)):
+            adapter = os.path.join(os.fspath(base_dir), os.fspath(adapter))
         backend = EmbeddedBackend(
             model or None,
             threads=cfg.get("threads"),
             max_batch=int(cfg.get("max_batch", 16)),
+            adapter=adapter or None,
         )
     elif kind == "vllm":
         from cogrsi_lib.llm.vllm_backend import VLLMBackend

