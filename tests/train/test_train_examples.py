@@ -1,0 +1,172 @@
+"""Training examples: the train lexicon is disjoint from every evaluation split, and every
+target is a reply the request's declared format allows."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from cogrsi_lib.oracle import sampler
+from cogrsi_lib.oracle.render import CHAT, NARRATIVE
+from cogrsi_lib.pairs.lexicon import EVAL, GATE, TRAIN, words_in
+from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.stage_params import load
+from cogrsi_lib.train.examples import (
+    FAMILIES,
+    answer_example,
+    arbitration_example,
+    build_examples,
+    forbidden_words,
+    leaked_words,
+    oracle_items,
+    pair_examples,
+    perception_example,
+)
+from cogrsi_lib.train.stage import training_set
+
+
+@pytest.fixture(scope="module")
+def items():
+    return oracle_items(80, 3)
+
+
+def test_train_lexicon_shares_nothing_with_the_other_splits_or_the_oracle_defaults():
+    defaults = {w.lower() for w in sampler.AGENT_NAMES + sampler.CONTAINER_NAMES
+                + sampler.OBJECT_NAMES + sampler.ROOM_NAMES}
+    for other in (GATE, EVAL):
+        assert not TRAIN.words() & other.words()
+        assert not TRAIN.template_strings() & other.template_strings()
+        for t in TRAIN.template_strings():
+            assert not words_in(t) & other.words(), t
+    assert not TRAIN.words() & defaults
+    oracle_templates = {v for t in (NARRATIVE, CHAT) for v in vars(t).values()
+                        if isinstance(v, str)}
+    assert not TRAIN.template_strings() & oracle_templates
+
+
+def test_train_lexicon_shares_no_word_with_the_tomi_and_hitom_samples():
+    from cogrsi_lib import bench
+
+    for name in ("tomi", "hi-tom"):
+        if not bench.available(name):
+            pytest.skip(f"{name} sample absent")
+        text = " ".join(it.context + " " + it.question for it in bench.load(name))
+        words = {w.lower() for w in re.findall(r"[A-Za-z]+", text.replace("_", " "))}
+        assert not TRAIN.words() & words, sorted(TRAIN.words() & words)
+
+
+def test_items_use_only_train_words_and_their_gold_is_an_option(items):
+    assert not leaked_words(it.item for it in items)
+    for it in items:
+        assert it.item.gold in it.item.options
+        assert set(it.item.meta["chain"]) <= set(TRAIN.names)
+    bad = ReaderItem("x", "1 Sally entered the kitchen.", "Where is it?", ("box", "urn"), "urn")
+    assert leaked_words([bad]) == {"sally", "kitchen", "box"}
+    assert "anne" in forbidden_words() and "aiden" in forbidden_words()
+
+
+def test_items_cover_every_depth_with_false_and_true_beliefs(items):
+    cells = Counter((it.depth, it.false_belief) for it in items)
+    assert {d for d, _ in cells} == {0, 1, 2, 3, 4}
+    for d in (1, 2):
+        assert cells[(d, True)] > 0 and cells[(d, False)] > 0
+    # the same seed draws the same items; another seed other worlds
+    again = oracle_items(80, 3)
+    assert [it.item for it in again] == [it.item for it in items]
+    assert oracle_items(5, 4)[0].item.context != items[0].item.context
+
+
+def test_perceivers_follow_the_story(items):
+    for it in items:
+        assert len(it.perceivers) == len(it.item.lines())
+        named = {a for a in TRAIN.names if a in it.item.context}
+        assert all(set(w) <= named for w in it.perceivers)
+        # the opening (common ground) is perceived by every character the story names
+        assert set(it.perceivers[0]) == named
+
+
+def test_every_target_is_a_reply_its_format_accepts(items):
+    import random
+
+    rng = random.Random(0)
+    built = []
+    for it in items[:20]:
+        built += [answer_example(it), answer_example(it, "annotated"), perception_example(it),
+                  arbitration_example(it, rng)]
+    built += pair_examples(2, 2, 0)
+    for e in built:
+        # compact JSON, exactly the keys the format declares
+        value = json.loads(e.completion)
+        assert e.completion == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    answers = [e for e in built if e.family.startswith("answer")]
+    assert all(json.loads(e.completion)["answer"] == e.gold for e in answers)
+    assert all(e.gold in e.labels for e in answers)
+    annotated = [e for e in built if e.family == "answer.annotated"]
+    assert all("[witnessed by:" in e.messages[-1].content for e in annotated)
+
+
+def test_targets_are_accepted_token_by_token_by_the_decoders_grammar(items, embedded_model):
+    """The reply the model is trained on is one the constrained decoder can produce."""
+    import random
+
+    import xgrammar as xgr
+
+    from cogrsi_lib.llm.types import (
+        Message,  # noqa: F401 - the messages' type
+        SamplingParams,
+    )
+    from cogrsi_lib.reader import prompts
+    from cogrsi_lib.reader.perception import perception_request
+    from cogrsi_lib.reader.views import plain_view
+
+    rng = random.Random(1)
+    embedded_model.load()
+    tok = embedded_model._tok
+    for it in items[:6]:
+        pairs = [
+            (prompts.answer_request(it.item, plain_view(it.item), SamplingParams(max_tokens=32),
+                                    think=prompts.THINK_NONE), answer_example(it)),
+            (perception_request(it.item), perception_example(it)),
+        ]
+        e = arbitration_example(it, rng)
+        pairs.append((prompts.arbitration_request(it.item, plain_view(it.item), ("A", "B"), "",
+                                                  SamplingParams(max_tokens=96)), e))
+        for request, example in pairs:
+            matcher = xgr.GrammarMatcher(embedded_model.grammar(request.constraint))
+            for t in tok(example.completion, add_special_tokens=False)["input_ids"]:
+                assert matcher.accept_token(t), (example.family, example.completion)
+            assert matcher.is_terminated() or matcher.is_completed() or matcher.accept_token(
+                tok.eos_token_id)
+
+
+def test_build_examples_follows_the_mix_and_refuses_unknown_families(items):
+    mix = {"answer.plain": 0.5, "reader.perception": 0.25, "reader.arbitration": 0.25}
+    ex = build_examples(items, mix, 0, 40)
+    assert Counter(e.family for e in ex) == {"answer.plain": 20, "reader.perception": 10,
+                                             "reader.arbitration": 10}
+    assert len({e.item_id for e in ex}) == 40  # each oracle item serves one family
+    with pytest.raises(ValueError, match="unknown example families"):
+        build_examples(items, {"answer.plain": 1, "chat": 1}, 0, 4)
+    with pytest.raises(ValueError, match="pair examples"):
+        build_examples(items, {"pairs": 1}, 0, 4)
+    with pytest.raises(ValueError, match="items drawn"):
+        build_examples(items, {"answer.plain": 1}, 0, 10_000)
+    assert set(FAMILIES) >= set(mix)
+
+
+def test_training_set_keeps_heldout_and_grpo_stories_out_of_training():
+    p = load("train", {"n_worlds": 20, "n_examples": 30, "n_heldout": 6, "n_grpo": 6,
+                       "n_pairs": 4})
+    data = training_set(p)
+    assert len(data.examples) == 30 and len(data.heldout) == 6 and len(data.grpo) == 6
+    train_stories = {e.messages[-1].content.split("Question:")[0] for e in data.examples
+                     if e.family == "answer.plain"}
+    for e in data.heldout + data.grpo:
+        assert e.messages[-1].content.split("Question:")[0] not in train_stories
+        assert e.family == "answer.plain" and e.labels
+    table = data.table()
+    assert set(table["set"]) == {"sft", "heldout", "grpo"}
+    assert table.height == 42

@@ -1,0 +1,136 @@
+"""LoRA training of the embedded model, for real on a tiny setting: exact resume after an
+interruption, reuse of a finished phase, GRPO's reward, and the trained adapter served by the
+embedded backend agreeing with the model it was trained as."""
+
+from __future__ import annotations
+
+import pytest
+
+from cogrsi_lib.stage_params import load
+from cogrsi_lib.train import trainer
+from cogrsi_lib.train.stage import save_adapter, train, training_set
+from cogrsi_lib.train.trainer import TrainingInterrupted, reply_answer, run_grpo, run_sft
+
+pytestmark = pytest.mark.usefixtures("embedded_model")  # skips without the model
+
+
+def tiny(**over):
+    base = {"n_worlds": 8, "n_examples": 6, "mix": {"answer.plain": 1.0}, "n_heldout": 3,
+            "n_grpo": 2, "sft": {"steps": 4, "batch_size": 2, "max_length": 512},
+            "grpo": {"steps": 1, "prompts_per_step": 1, "generations": 2},
+            "checkpoint_every": 2, "heldout_every": 2, "threads": 2}
+    return load("train", {**base, **over})
+
+
+@pytest.fixture(scope="module")
+def data():
+    return training_set(tiny())
+
+
+def adapter_tensors(path):
+    from safetensors.torch import load_file
+
+    return load_file(str(path / "adapter_model.safetensors"))
+
+
+def stop_at(step):
+    from transformers import TrainerCallback
+
+    class Stop(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step == step:
+                control.should_training_stop = True
+
+    return Stop()
+
+
+def test_an_interrupted_run_resumes_exactly_and_a_finished_one_is_reused(data, tmp_path):
+    import torch
+
+    p = tiny()
+    straight = run_sft(data.examples, data.heldout, p, tmp_path / "straight")
+    with pytest.raises(TrainingInterrupted, match="step 2 of 4"):
+        run_sft(data.examples, data.heldout, p, tmp_path / "cut", callbacks=[stop_at(2)])
+    assert (tmp_path / "cut" / "sft" / "checkpoint-2").is_dir()
+    resumed = run_sft(data.examples, data.heldout, p, tmp_path / "cut")
+    assert resumed.resumed_from == 2 and straight.resumed_from is None
+    a, b = adapter_tensors(straight.adapter), adapter_tensors(resumed.adapter)
+    assert a.keys() == b.keys() and len(a) > 0
+    for k in a:
+        assert torch.allclose(a[k], b[k], atol=1e-6), k
+    losses = [h["loss"] for h in resumed.history if "loss" in h]
+    assert losses == pytest.approx([h["loss"] for h in straight.history if "loss" in h])
+    assert len(losses) == 4
+    held = [h["step"] for h in resumed.history if "heldout_accuracy" in h]
+    assert held == [0, 2, 4]
+    again = run_sft(data.examples, data.heldout, p, tmp_path / "cut")
+    assert again.cached and again.adapter == resumed.adapter
+
+
+def test_grpo_rewards_the_oracle_answer_and_the_stage_saves_the_adapter(data, tmp_path):
+    p = tiny()
+    result = train(p, data, tmp_path)
+    assert [ph.phase for ph in result.phases] == ["sft", "grpo"]
+    rewards = [h["reward"] for h in result.phases[1].history if "reward" in h]
+    assert len(rewards) == 1 and 0.0 <= rewards[0] <= 1.0
+    saved = save_adapter(result, tmp_path / "out" / "adapter")
+    assert trainer.is_adapter(saved) and (saved / "cogrsi-train.json").is_file()
+    hist = result.history()
+    assert set(hist["phase"]) == {"sft", "grpo"}
+    grpo_steps = hist.filter(hist["phase"] == "grpo")["global_step"]
+    assert (grpo_steps.min(), grpo_steps.max()) == (4, 5)  # continuing SFT's 4 steps
+    with pytest.raises(TrainingInterrupted):
+        run_grpo(data.grpo, data.heldout, result.phases[0].adapter, tiny(grpo={"steps": 2}),
+                 tmp_path / "g", callbacks=[stop_at(1)])
+
+
+def test_reward_reads_only_the_exact_reply():
+    assert reply_answer('{"answer":"B"}') == "B"
+    assert reply_answer(' {"answer": "C"} ') == "C"
+    assert reply_answer('{"answer":"B","why":"x"}') is None
+    assert reply_answer("B") is None and reply_answer("[1]") is None
+    items = {"i": type("E", (), {"gold": "B"})()}
+    reward = trainer.answer_reward(items)
+    assert reward(['{"answer":"B"}', '{"answer":"A"}', "B"], ["i", "i", "i"]) == [1.0, 0.0, 0.0]
+
+
+def test_option_picks_are_what_the_constrained_decoder_answers(data, tmp_path, embedded_model):
+    """Held-out scoring predicts the backend's greedy constrained answers, for the base and
+    for the trained adapter merged into the GGUF model."""
+    from peft import PeftModel
+
+    from cogrsi_lib.llm.embedded import EmbeddedBackend
+    from cogrsi_lib.llm.types import Request, SamplingParams
+    from cogrsi_lib.reader import prompts
+
+    result = run_sft(data.examples, data.heldout, tiny(), tmp_path / "w")
+    examples = list(data.heldout) + list(data.grpo)
+    # the same messages, with the reply format their labels declare
+    requests = [Request(e.messages, SamplingParams(max_tokens=32, temperature=0.0),
+                        prompts.answer_format(_item(e.labels), prompts.THINK_NONE, 32), True)
+                for e in examples]
+
+    def answers(backend):
+        return [reply_answer(cs[0].text) for cs in backend.generate(requests)]
+
+    model, tok = trainer.load_base()
+    assert answers(embedded_model) == trainer.option_picks(model, tok, examples)
+    tuned = EmbeddedBackend(adapter=result.adapter, max_batch=8)
+    assert "+lora:" in tuned.model and tuned.identity != embedded_model.identity
+    peft_model = PeftModel.from_pretrained(model, str(result.adapter))
+    assert answers(tuned) == trainer.option_picks(peft_model, tok, examples)
+
+
+def _item(labels):
+    from cogrsi_lib.reader.items import ReaderItem
+
+    return ReaderItem("x", "story", "q?", tuple(f"o{k}" for k in range(len(labels))), "o0")
+
+
+def test_a_folder_without_an_adapter_is_refused(tmp_path):
+    from cogrsi_lib.llm.config import build_backend
+
+    with pytest.raises(FileNotFoundError, match="not a LoRA adapter folder"):
+        build_backend({"backend": "embedded", "adapter": str(tmp_path)})
+    with pytest.raises(ValueError, match="unknown llm settings"):
+        build_backend({"backend": "vllm", "adapter": str(tmp_path)})
