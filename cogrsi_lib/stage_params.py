@@ -313,6 +313,10 @@ class TrainParams(StageParams):
     n_worlds: int = 12  # training worlds (train lexicon); ``per_world`` questions each
     per_world: int = 3
     max_depth: int = 4
+    depth_weights: list[float] = [2.0, 4.0, 2.0, 1.0, 1.0]  # questions drawn by depth R0..R4
+    max_agents: int = 3
+    min_events: int = 3
+    max_events: int = 8
     situations: list[Literal["exploretom", "oracle"]] = ["exploretom", "oracle"]
     n_examples: int = 8
     mix: dict[str, float] = {"answer.plain": 0.55, "answer.annotated": 0.15,

@@ -94,8 +94,9 @@ def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFra
         parsed = prompts.read_answer(it, req.constraint, cs[0].text)
         gold = it.gold_key()
         rows.append({"model": label, "backend": backend.identity, "set": it.meta["eval_set"],
-                     "stratum": it.meta["stratum"], "item_id": it.item_id, "story": it.story,
-                     "question": it.question, "n_options": len(it.options or ()),
+                     "stratum": it.meta["stratum"], "item_id": it.item_id,
+                     "story_id": it.story, **it.text_columns(),
+                     "n_options": len(it.options or ()),
                      "gold": gold, "answer": parsed.value, "status": parsed.status,
                      "reason": parsed.reason, "reply": cs[0].text,
                      "correct": parsed.value is not None and parsed.value == gold})
@@ -110,14 +111,16 @@ POOLS = (("tomi", "first_order", "first_order_"), ("tomi", "second_order", "seco
 def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
             n_resamples: int = 2000, seed: int = 0) -> pl.DataFrame:
     """Per set and stratum (and the pools of :data:`POOLS`): n, chance (mean of 1/options),
-    both accuracies and the paired difference trained - base with its 95% interval
-    (bootstrap over stories)."""
+    the best constant label's accuracy, both accuracies and the paired difference trained -
+    base with its 95% interval (bootstrap over stories)."""
     wide = (records.filter(pl.col("model") == base)
-            .select("set", "stratum", "item_id", "story", "n_options",
+            .select("set", "stratum", "item_id", "story_id", "n_options", "gold",
                     pl.col("correct").alias("b"))
             .join(records.filter(pl.col("model") == trained)
                   .select("item_id", "set", pl.col("correct").alias("t")),
                   on=["item_id", "set"], how="inner"))
+    if wide.is_empty():
+        raise ValueError(f"no item was answered by both {base!r} and {trained!r}")
     groups: list[tuple[str, str, pl.DataFrame]] = []
     for (s,), df in wide.group_by(["set"], maintain_order=True):
         groups.append((s, "all", df))
@@ -131,10 +134,13 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
     rows = []
     for s, st, df in groups:
         t, b = df["t"].cast(float).to_numpy(), df["b"].cast(float).to_numpy()
-        res = paired_bootstrap(t, b, df["story"].to_numpy(), n_resamples=n_resamples,
+        res = paired_bootstrap(t, b, df["story_id"].to_numpy(), n_resamples=n_resamples,
                                seed=seed)
         chance = float((1 / df["n_options"].cast(float)).mean())
+        # the best a model answering one fixed label could do here (a positional shortcut)
+        constant = float(df["gold"].value_counts()["count"].max()) / df.height
         rows.append({"set": s, "stratum": st, "n": df.height, "chance": chance,
+                     "best_constant": constant,
                      "base": float(b.mean()),
                      "trained": float(t.mean()), "diff": res.estimate, "low": res.low,
                      "high": res.high, "excludes_zero": bool(res.low > 0 or res.high < 0)})

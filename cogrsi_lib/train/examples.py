@@ -109,8 +109,9 @@ def oracle_items(
     Each question is drawn by depth (``depth_weights`` over R0..R``max_depth``), then false
     or true belief (false with chance :data:`P_FALSE_BELIEF` where both exist, as false
     beliefs are rarer), so neither "answer reality" nor "answer the first place" is a
-    shortcut. Options are the world's containers, or (with
-    chance ``p_mentioned_options``) every place the story names in order of mention.
+    shortcut. Options are the world's containers, or (with chance ``p_mentioned_options``)
+    every place the story names (the room too, as in ToMi's answer sets), always in random
+    order so that no label position predicts the answer.
     """
     cfg = config or sampler_config(lex, min_agents=2, max_agents=4, max_events=10)
     rng = random.Random(f"train-items-{seed}")
@@ -136,10 +137,12 @@ def oracle_items(
             q, a = cell.pop(rng.randrange(len(cell)))
             if not cell:
                 del by_cell[(d, fb)]
-            options = (mentioned_places(world, story.text)
-                       if rng.random() < p_mentioned_options else tuple(world.containers))
-            if a.value not in options:
-                options = tuple(world.containers)
+            places = (mentioned_places(world, story.text)
+                      if rng.random() < p_mentioned_options else tuple(world.containers))
+            if a.value not in places:
+                places = tuple(world.containers)
+            # in random order: no option position is a cue to the answer
+            options = tuple(rng.sample(places, len(places)))
             item = ReaderItem(
                 item_id=f"train-{seed}-{w_index}-{k}", context=story.text,
                 question=render_question(world, q, lex.narrative), options=options,

@@ -48,19 +48,17 @@ def comparison_chart(table: pl.DataFrame) -> alt.LayerChart:
 
 
 def transfer_summary(table: pl.DataFrame) -> pl.DataFrame:
-    """One row per set: its overall difference and the strata where training helps, hurts
-    or shows nothing (interval includes zero)."""
+    """One row per set: its overall difference, the strata where training helps or hurts
+    (interval excludes zero) and how many strata show no clear change."""
     rows = []
     for (s,), df in table.group_by(["set"], maintain_order=True):
         strata = df.filter(pl.col("stratum") != "all")
         overall = df.filter(pl.col("stratum") == "all").row(0, named=True)
-
-        def names(cond: pl.Expr, strata: pl.DataFrame = strata) -> str:
-            return ", ".join(strata.filter(cond)["stratum"].to_list()) or "-"
-
+        unclear = strata.filter((pl.col("low") <= 0) & (pl.col("high") >= 0)).height
         rows.append({"set": s, "n": overall["n"], "base": overall["base"],
                      "trained": overall["trained"], "diff": overall["diff"],
                      "low": overall["low"], "high": overall["high"],
-                     "helps": names(pl.col("low") > 0), "hurts": names(pl.col("high") < 0),
-                     "no_clear_change": names((pl.col("low") <= 0) & (pl.col("high") >= 0))})
+                     "helps": ", ".join(strata.filter(pl.col("low") > 0)["stratum"]) or "-",
+                     "hurts": ", ".join(strata.filter(pl.col("high") < 0)["stratum"]) or "-",
+                     "no_clear_change": f"{unclear} of {strata.height} strata"})
     return pl.DataFrame(rows).sort("set")

@@ -57,13 +57,16 @@ class TrainingSet:
 
 
 def _items(p: TrainParams, draw: str, n_worlds: int) -> list[OracleItem]:
-    configs = {"exploretom": exploretom_config(sampler_config(min_agents=2, max_agents=4)),
-               "oracle": sampler_config(min_agents=2, max_agents=4)}
+    size = {"min_agents": 2, "max_agents": p.max_agents, "min_events": p.min_events,
+            "max_events": p.max_events}
+    configs = {"exploretom": exploretom_config(sampler_config(**size)),
+               "oracle": sampler_config(**size)}
     out: list[OracleItem] = []
     for k, (name, n) in enumerate(zip(p.situations, allocate(n_worlds, len(p.situations)),
                                       strict=True)):
         out += oracle_items(n, 1000 * p.seed + _DRAWS[draw] + k, per_world=p.per_world,
-                            max_depth=p.max_depth, config=configs[name])
+                            max_depth=p.max_depth, depth_weights=p.depth_weights,
+                            config=configs[name])
     return out
 
 

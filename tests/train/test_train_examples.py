@@ -170,3 +170,13 @@ def test_training_set_keeps_heldout_and_grpo_stories_out_of_training():
     table = data.table()
     assert set(table["set"]) == {"sft", "heldout", "grpo"}
     assert table.height == 42
+
+
+def test_no_option_position_predicts_the_answer(items):
+    three = [it.item for it in items if len(it.item.options) == 3]
+    labels = Counter(it.gold_key() for it in three)
+    assert len(three) > 60
+    assert max(labels.values()) / len(three) < 0.5, labels
+    # the ToMi-like answer sets (the room among the places) are used too
+    assert any(it.item.options and any(o in TRAIN.rooms for o in it.item.options)
+               for it in items)
