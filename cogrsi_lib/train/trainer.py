@@ -160,12 +160,10 @@ def run_sft(
     rows = [{"prompt": r["prompt"], "completion": r["completion"]}
             for r in (e.row() for e in examples)]
     args = SFTConfig(
-        output_dir=str(phase_dir), max_steps=s.steps, per_device_train_batch_size=s.batch_size,
+        max_steps=s.steps, per_device_train_batch_size=s.batch_size,
         gradient_accumulation_steps=s.grad_accum, learning_rate=s.lr,
         lr_scheduler_type=s.scheduler, warmup_steps=s.warmup_steps, max_length=s.max_length,
-        completion_only_loss=True, logging_steps=1, save_steps=settings.checkpoint_every,
-        save_total_limit=2, report_to=[], use_cpu=True, seed=settings.seed,
-        data_seed=settings.seed, dataloader_num_workers=0, dataset_num_proc=None,
+        completion_only_loss=True, dataset_num_proc=None, **_run_args(settings, phase_dir),
     )
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok,
@@ -173,6 +171,15 @@ def run_sft(
         callbacks=[_heldout_callback(SFT, heldout, tok, settings.heldout_every), *callbacks],
     )
     return _train(SFT, trainer, phase_dir)
+
+
+def _run_args(settings: TrainParams, phase_dir: Path) -> dict[str, Any]:
+    """What both phases' trainer configs share: where and how often to checkpoint, a log
+    line per step, the CPU, the seeds, no reporting service."""
+    return {"output_dir": str(phase_dir), "logging_steps": 1,
+            "save_steps": settings.checkpoint_every, "save_total_limit": 2, "report_to": [],
+            "use_cpu": True, "seed": settings.seed, "data_seed": settings.seed,
+            "dataloader_num_workers": 0}
 
 
 def _train(phase: str, trainer: Any, phase_dir: Path) -> PhaseResult:
@@ -245,13 +252,10 @@ def run_grpo(
     model = PeftModel.from_pretrained(base, str(start), is_trainable=True)
     rows = [{"prompt": r["prompt"], "item_id": r["item_id"]} for r in (e.row() for e in items)]
     args = GRPOConfig(
-        output_dir=str(phase_dir), max_steps=g.steps,
-        per_device_train_batch_size=g.prompts_per_step * g.generations,
+        max_steps=g.steps, per_device_train_batch_size=g.prompts_per_step * g.generations,
         num_generations=g.generations, learning_rate=g.lr, beta=g.beta,
         temperature=g.temperature, max_completion_length=g.max_completion_tokens,
-        logging_steps=1, save_steps=settings.checkpoint_every, save_total_limit=2,
-        report_to=[], use_cpu=True, seed=settings.seed, data_seed=settings.seed,
-        dataloader_num_workers=0,
+        **_run_args(settings, phase_dir),
     )
     trainer = GRPOTrainer(
         model=model, reward_funcs=answer_reward({e.item_id: e for e in items}), args=args,
