@@ -24,6 +24,7 @@ from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.views import plain_view
 from cogrsi_lib.stats import paired_bootstrap
+from cogrsi_lib.train.examples import replace_meta
 
 ANSWER_TOKENS = 32
 NESTED, PAIRS = "oracle_nested", "eval_pairs"
@@ -79,8 +80,7 @@ def bench_items(per_type: Mapping[str, int], seed: int) -> tuple[list[ReaderItem
 
 
 def _tag(item: ReaderItem, source: str, stratum: str, **meta: Any) -> ReaderItem:
-    return ReaderItem(**{**item.__dict__,
-                         "meta": {**item.meta, "eval_set": source, "stratum": stratum, **meta}})
+    return replace_meta(item, eval_set=source, stratum=stratum, **meta)
 
 
 def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFrame:

@@ -224,6 +224,7 @@ def pair_examples(n_narrative: int, n_dialogue: int, seed: int) -> list[Example]
 
 
 def replace_meta(item: ReaderItem, **meta: Any) -> ReaderItem:
+    """``item`` with ``meta`` merged into its meta."""
     return ReaderItem(**{**item.__dict__, "meta": {**item.meta, **meta}})
 
 

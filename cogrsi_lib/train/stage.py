@@ -87,8 +87,9 @@ def training_set(p: TrainParams) -> TrainingSet:
         return tuple(answer_example(it) for it in pool[:n])
 
     heldout, grpo = fresh("heldout", p.n_heldout), fresh("grpo", p.n_grpo)
-    leaked = leaked_words([it.item for it in items]) | frozenset(
-        w for e in pairs for w in words_in(e.messages[-1].content) if w in forbidden_words())
+    bad = forbidden_words()
+    leaked = leaked_words([it.item for it in items]).union(
+        *(words_in(e.messages[-1].content) & bad for e in pairs))
     if leaked:
         raise ValueError(f"training stories use words of other splits: {sorted(leaked)}")
     return TrainingSet(tuple(examples), heldout, grpo)
