@@ -291,6 +291,8 @@ class SftParams(StageParams):
     warmup_steps: int = 0
     scheduler: str = "cosine"
     max_length: int = 1024
+    bf16: bool = False  # bfloat16 autocast on the CPU (about 2x faster where AMX is present)
+    group_by_length: bool = False  # batches of similar lengths (less padding)
 
 
 class GrpoParams(StageParams):
@@ -319,7 +321,7 @@ class TrainParams(StageParams):
     max_events: int = 8
     situations: list[Literal["exploretom", "oracle"]] = ["exploretom", "oracle"]
     n_examples: int = 8
-    mix: dict[str, float] = {"answer.plain": 0.55, "answer.annotated": 0.15,
+    mix: dict[str, float] = {"answer.plain": 0.35, "answer.open": 0.2, "answer.annotated": 0.15,
                              "reader.perception": 0.05, "reader.arbitration": 0.1,
                              "pairs": 0.15}
     n_pairs: int = 4  # train-lexicon pairs per form (narrative, dialogue)
@@ -341,6 +343,7 @@ class TrainParams(StageParams):
                                   "n_eval_dialogue": 160}
     eval_n_pairs: int = 2
     eval_benchmarks: dict[str, int] = {"tomi": 1, "hi-tom": 1}  # items per question type
+    eval_open: list[str] = ["oracle_nested"]  # sets also asked as open questions (no options)
     eval_seed: int = 0
     bootstrap_resamples: int = 2000
 

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Training the embedded model on oracle items
 #
-# A LoRA adapter for SmolLM2-135M-Instruct, trained on oracle items written in the reader's own prompts and reply formats (direct answers to R0-R4 location questions on plain and perception-marked stories, perception labels, arbitration, counterfactual pairs): supervised fine-tuning, then GRPO whose reward is the oracle's answer (the Zing report's staged training). Every training story comes from the `train` lexicon (`cogrsi_lib/pairs/lexicon.py`), which shares no name, place, object, container or sentence template with the gate and eval pairs, the nested benchmark, the audit sample or the golden worlds. Then base and trained answer the same held-out items: the nested benchmark by depth, the eval pairs, and samples of ToMi, Hi-ToM, BigToM and ToMBench.
+# A LoRA adapter for SmolLM2-135M-Instruct, trained on oracle items written in the reader's own prompts and reply formats (direct answers to R0-R4 location questions on plain and perception-marked stories, by option label or, as open questions, by naming the place; perception labels, arbitration, counterfactual pairs): supervised fine-tuning, then GRPO whose reward is the oracle's answer (the Zing report's staged training). Every training story comes from the `train` lexicon (`cogrsi_lib/pairs/lexicon.py`), which shares no name, place, object, container or sentence template with the gate and eval pairs, the nested benchmark, the audit sample or the golden worlds. Then base and trained answer the same held-out items: the nested benchmark by depth, the eval pairs, and samples of ToMi, Hi-ToM, BigToM and ToMBench.
 #
 # Training resumes from its last checkpoint when interrupted, and a finished run is reused (`work_dir`, one folder per fingerprint of settings and data). Any stage uses the trained model by adding `adapter: reports/train/adapter` to its `llm` settings.
 
@@ -76,7 +76,7 @@ show_chart(report.heldout_chart(history), out / 'heldout_accuracy')
 # %% [markdown]
 # ## Base vs trained
 #
-# The same greedy direct-answer requests (the reader's `answer.direct` prompt with its reply format enforced) to the base and the trained model. `diff` is trained - base in accuracy, with a 95% interval from a paired bootstrap over stories. The benchmarks are asked in the reader's prompt, not their official ones, and scored by the option label: this measures how far the trained behaviour transfers, not the benchmarks' official scores.
+# The same greedy direct-answer requests (the reader's `answer.direct` prompt with its reply format enforced) to the base and the trained model. `diff` is trained - base in accuracy, with a 95% interval from a paired bootstrap over stories. The benchmarks are asked in the reader's prompt, not their official ones, and scored by the option label: this measures how far the trained behaviour transfers, not the benchmarks' official scores. The sets marked `(open)` ask the same items without options: the reply names the place, and it is right when the gold is the only one of the lettered version's options it names ("the key is in the box" counts as "box"; naming two counts as wrong). This is more lenient than ToMi's exact one-word match. Their chance is a uniform pick among those options.
 
 # %%
 tally = start_tally()
@@ -84,6 +84,7 @@ items = compare.nested_items(p.eval_n_per_depth, p.eval_nested)
 items += compare.pair_items(p.eval_n_pairs, p.eval_pairs)
 bench_items, missing = compare.bench_items(p.eval_benchmarks, p.eval_seed)
 items += bench_items
+items += compare.open_items(items, p.eval_open)
 base = build_backend(p.llm, base_dir=root)
 trained = build_backend({**p.llm, 'adapter': str(adapter)}, base_dir=root)
 records = pl.concat([compare.ask(base, items, 'base'), compare.ask(trained, items, 'trained')])

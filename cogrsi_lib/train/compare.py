@@ -13,18 +13,20 @@ trained behaviour, and the report says so.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.types import SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.views import plain_view
 from cogrsi_lib.stats import paired_bootstrap
-from cogrsi_lib.train.examples import replace_meta
+from cogrsi_lib.train.examples import open_item, replace_meta
 
 ANSWER_TOKENS = 32
 NESTED, PAIRS = "oracle_nested", "eval_pairs"
@@ -79,6 +81,28 @@ def bench_items(per_type: Mapping[str, int], seed: int) -> tuple[list[ReaderItem
     return out, missing
 
 
+def open_items(items: Sequence[ReaderItem], sets: Sequence[str]) -> list[ReaderItem]:
+    """The multiple-choice items of ``sets`` asked as open questions (no options), in the set
+    ``"<set> (open)"``, keeping the lettered version's options as ``candidates``: a reply is
+    right when the gold is the one candidate it names (:func:`named_candidate`), so "the key
+    is in the box" counts as "box". Chance is a uniform pick among the candidates."""
+    return [replace_meta(open_item(it), eval_set=f"{it.meta['eval_set']} (open)",
+                         candidates=list(it.options))
+            for it in items if it.meta["eval_set"] in sets and it.options]
+
+
+def named_candidate(answer: str | None, candidates: Sequence[str]) -> str | None:
+    """The one candidate an open answer names (as whole words, after normalisation), or
+    None when it names none or several ("in the drawer, not the box" names two)."""
+    if not answer:
+        return None
+    text = f" {normalise_free_text(answer)} "
+    named = {c for c in candidates
+             if re.search(rf"(?<![a-z0-9]){re.escape(normalise_free_text(c))}(?![a-z0-9])",
+                          text)}
+    return named.pop() if len(named) == 1 else None
+
+
 def _tag(item: ReaderItem, source: str, stratum: str, **meta: Any) -> ReaderItem:
     return replace_meta(item, eval_set=source, stratum=stratum, **meta)
 
@@ -93,19 +117,27 @@ def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFra
     for it, req, cs in zip(items, requests, replies, strict=True):
         parsed = prompts.read_answer(it, req.constraint, cs[0].text)
         gold = it.gold_key()
+        candidates = it.meta.get("candidates")
+        value = parsed.value
+        if candidates is not None:  # an open question: which candidate the reply names
+            named = named_candidate(parsed.value, candidates)
+            value = normalise_free_text(named) if named is not None else None
         rows.append({"model": label, "backend": backend.identity, "set": it.meta["eval_set"],
                      "stratum": it.meta["stratum"], "item_id": it.item_id,
                      "story_id": it.story, **it.text_columns(),
-                     "n_options": len(it.options or ()),
-                     "gold": gold, "answer": parsed.value, "status": parsed.status,
+                     "n_options": len(candidates or it.options or ()),
+                     "gold": gold, "answer": parsed.value, "scored_as": value,
+                     "status": parsed.status,
                      "reason": parsed.reason, "reply": cs[0].text,
-                     "correct": parsed.value is not None and parsed.value == gold})
+                     "correct": value is not None and value == gold})
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
 #: aggregates reported beside the strata: (set, name, strata it pools)
-POOLS = (("tomi", "first_order", "first_order_"), ("tomi", "second_order", "second_order_"),
-         (NESTED, "R1-R4", "R"))
+POOLS = tuple((f"{s}{form}", name, prefix) for form in ("", " (open)")
+              for s, name, prefix in (("tomi", "first_order", "first_order_"),
+                                      ("tomi", "second_order", "second_order_"),
+                                      (NESTED, "R1-R4", "R")))
 
 
 def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
@@ -131,20 +163,38 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
                           & (pl.col("stratum") != "R0"))
         if sub.height:
             groups.append((s, f"{name} (pooled)", sub))
+    pairs = _whole_pairs(wide.filter(pl.col("set") == PAIRS))
+    if pairs.height:
+        groups.append((PAIRS, "both versions (per pair)", pairs))
     rows = []
     for s, st, df in groups:
         t, b = df["t"].cast(float).to_numpy(), df["b"].cast(float).to_numpy()
         res = paired_bootstrap(t, b, df["story_id"].to_numpy(), n_resamples=n_resamples,
                                seed=seed)
-        chance = float((1 / df["n_options"].cast(float)).mean())
+        chance = float(df["chance"].mean()) if "chance" in df.columns else float(
+            (1 / df["n_options"].cast(float)).mean())
         # the best a model answering one fixed label could do here (a positional shortcut)
-        constant = float(df["gold"].value_counts()["count"].max()) / df.height
+        golds = df["gold"].filter(df["gold"] != "")
+        constant = golds.value_counts()["count"].max() / df.height if len(golds) else 0.0
         rows.append({"set": s, "stratum": st, "n": df.height, "chance": chance,
                      "best_constant": constant,
                      "base": float(b.mean()),
                      "trained": float(t.mean()), "diff": res.estimate, "low": res.low,
                      "high": res.high, "excludes_zero": bool(res.low > 0 or res.high < 0)})
     return pl.DataFrame(rows).sort(["set", "stratum"])
+
+
+def _whole_pairs(wide: pl.DataFrame) -> pl.DataFrame:
+    """One row per counterfactual pair answered in both versions: right when both versions
+    are (CogRSI §3's pair validity); chance is the product of the versions' chances, and
+    the gold is the versions' shared label, empty when they differ (no constant label gets
+    such a pair right)."""
+    return (wide.group_by("story_id", maintain_order=True)
+            .agg(pl.len().alias("versions"), pl.col("t").all(), pl.col("b").all(),
+                 (1 / pl.col("n_options").cast(float)).product().alias("chance"),
+                 pl.when(pl.col("gold").n_unique() == 1).then(pl.col("gold").first())
+                 .otherwise(pl.lit("")).alias("gold"))
+            .filter(pl.col("versions") == 2))
 
 
 def parse_rates(records: pl.DataFrame) -> pl.DataFrame:

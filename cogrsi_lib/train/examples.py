@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cogrsi_lib.llm.types import Message, SamplingParams
@@ -39,8 +39,8 @@ from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.perception import Perception, perception_request
 from cogrsi_lib.reader.views import annotated_view, plain_view
 
-FAMILIES = ("answer.plain", "answer.annotated", "reader.perception", "reader.arbitration",
-            "pairs")
+FAMILIES = ("answer.plain", "answer.open", "answer.annotated", "reader.perception",
+            "reader.arbitration", "pairs")
 #: output cap of a direct answer (the reply is about eight tokens)
 ANSWER_TOKENS = 32
 ARBITRATION_TOKENS = 96
@@ -223,6 +223,15 @@ def pair_examples(n_narrative: int, n_dialogue: int, seed: int) -> list[Example]
             for it in items]
 
 
+def open_item(item: ReaderItem) -> ReaderItem:
+    """``item`` asked without its options: the reply names the answer itself (the reader's
+    free-text answer), so no option label has to be looked up."""
+    if not item.options:
+        raise ValueError(f"{item.item_id}: already an open question")
+    gold = item.option_text(item.gold_key())
+    return ReaderItem(**{**item.__dict__, "options": None, "labels": None, "gold": gold})
+
+
 def replace_meta(item: ReaderItem, **meta: Any) -> ReaderItem:
     """``item`` with ``meta`` merged into its meta."""
     return ReaderItem(**{**item.__dict__, "meta": {**item.meta, **meta}})
@@ -267,6 +276,9 @@ def build_examples(items: Sequence[OracleItem], mix: Mapping[str, float], seed: 
         for it in take:
             if fam == "answer.plain":
                 out.append(answer_example(it, "plain"))
+            elif fam == "answer.open":
+                out.append(answer_example(replace(it, item=open_item(it.item)),
+                                          family="answer.open"))
             elif fam == "answer.annotated":
                 out.append(answer_example(it, "annotated"))
             elif fam == "reader.perception":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from cogrsi_lib.train.compare import NESTED, compare
+from cogrsi_lib.train.compare import NESTED, PAIRS, compare
 from cogrsi_lib.train.report import transfer_summary
 
 
@@ -51,3 +51,51 @@ def test_unpaired_items_are_not_compared():
                                                           True)]
     with pytest.raises(ValueError, match="answered by both"):
         compare(records(rows), n_resamples=50)
+
+
+def test_a_pair_counts_only_when_both_versions_are_right():
+    rows = []
+    for k in range(12):
+        pair, both_right = f"p{k}", k < 4
+        # the trained model gets side 0 of every pair and side 1 of the first four pairs
+        for side, gold in ((0, "A"), (1, "A" if k < 6 else "B")):
+            item = f"{pair}/{side}"
+            rows.append(("base", PAIRS, "v", item, pair, gold, side == 0))
+            rows.append(("trained", PAIRS, "v", item, pair, gold, side == 0 or both_right))
+    t = compare(records(rows), n_resamples=200)
+    row = {(r["set"], r["stratum"]): r for r in t.to_dicts()}
+    per_version = row[(PAIRS, "all")]
+    assert per_version["n"] == 24 and per_version["trained"] == pytest.approx(16 / 24)
+    pairs = row[(PAIRS, "both versions (per pair)")]
+    assert pairs["n"] == 12 and pairs["base"] == 0 and pairs["trained"] == pytest.approx(4 / 12)
+    assert pairs["chance"] == pytest.approx(0.25)  # two versions of two options each
+    assert pairs["best_constant"] == pytest.approx(6 / 12)  # "A" for both only in p0..p5
+
+
+def test_open_copies_keep_the_item_and_take_the_lettered_chance():
+    from cogrsi_lib.reader.items import ReaderItem
+    from cogrsi_lib.train.compare import open_items, replace_meta
+
+    lettered = [replace_meta(ReaderItem(f"i{k}", "1 Ann put the key in the box.", "Where?",
+                                        ("box", "tray", "hall"), "A"),
+                             eval_set=s, stratum="R0") for k, s in enumerate(("tomi", "bigtom"))]
+    opened = open_items(lettered, ["tomi"])
+    assert len(opened) == 1 and opened[0].item_id == "i0" and opened[0].options is None
+    assert opened[0].meta["eval_set"] == "tomi (open)" and opened[0].gold_key() == "box"
+    rows = records([("base", "tomi (open)", "R0", "i0", "s", "box", False),
+                    ("trained", "tomi (open)", "R0", "i0", "s", "box", True)])
+    rows = rows.with_columns(pl.lit(len(opened[0].meta["candidates"])).alias("n_options"))
+    row = compare(rows, n_resamples=50).row(0, named=True)
+    assert row["chance"] == pytest.approx(1 / 3) and row["trained"] == 1
+
+
+def test_an_open_answer_counts_when_it_names_exactly_one_candidate():
+    from cogrsi_lib.train.compare import named_candidate
+
+    places = ["box", "hatbox", "red_drawer", "hall"]
+    assert named_candidate("The key is in the box.", places) == "box"
+    assert named_candidate("hatbox", places) == "hatbox"  # whole words: not "box"
+    assert named_candidate("the red drawer", places) == "red_drawer"
+    assert named_candidate("in the box, not the hatbox", places) is None
+    assert named_candidate("bureaucratic", places) is None
+    assert named_candidate(None, places) is None

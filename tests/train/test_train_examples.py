@@ -21,6 +21,7 @@ from cogrsi_lib.train.examples import (
     build_examples,
     forbidden_words,
     leaked_words,
+    open_item,
     oracle_items,
     pair_examples,
     perception_example,
@@ -111,6 +112,7 @@ def test_every_target_is_a_reply_its_format_accepts(items):
 def test_targets_are_accepted_token_by_token_by_the_decoders_grammar(items, embedded_model):
     """The reply the model is trained on is one the constrained decoder can produce."""
     import random
+    from dataclasses import replace
 
     import xgrammar as xgr
 
@@ -134,6 +136,11 @@ def test_targets_are_accepted_token_by_token_by_the_decoders_grammar(items, embe
         e = arbitration_example(it, rng)
         pairs.append((prompts.arbitration_request(it.item, plain_view(it.item), ("A", "B"), "",
                                                   SamplingParams(max_tokens=96)), e))
+        opened = replace(it, item=open_item(it.item))
+        pairs.append((prompts.answer_request(opened.item, plain_view(opened.item),
+                                             SamplingParams(max_tokens=32),
+                                             think=prompts.THINK_NONE),
+                       answer_example(opened, family="answer.open")))
         for request, example in pairs:
             matcher = xgr.GrammarMatcher(embedded_model.grammar(request.constraint))
             for t in tok(example.completion, add_special_tokens=False)["input_ids"]:
@@ -180,3 +187,20 @@ def test_no_option_position_predicts_the_answer(items):
     # the ToMi-like answer sets (the room among the places) are used too
     assert any(it.item.options and any(o in TRAIN.rooms for o in it.item.options)
                for it in items)
+
+
+def test_an_open_question_is_answered_by_naming_the_gold_option(items):
+    from dataclasses import replace
+
+    for it in items[:20]:
+        opened = open_item(it.item)
+        assert opened.options is None and opened.labels is None
+        assert opened.gold == it.item.option_text(it.item.gold_key())
+        e = answer_example(replace(it, item=opened), family="answer.open")
+        assert json.loads(e.completion) == {"answer": opened.gold_key()} and not e.labels
+        assert "Options:" not in e.messages[-1].content
+        assert e.depth == it.depth
+    with pytest.raises(ValueError, match="already an open question"):
+        open_item(opened)
+    ex = build_examples(items, {"answer.open": 1, "answer.plain": 1}, 0, 20)
+    assert Counter(e.family for e in ex) == {"answer.open": 10, "answer.plain": 10}

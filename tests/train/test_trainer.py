@@ -47,7 +47,8 @@ def stop_at(step):
 def test_an_interrupted_run_resumes_exactly_and_a_finished_one_is_reused(data, tmp_path):
     import torch
 
-    p = tiny()
+    p = tiny(sft={"steps": 4, "batch_size": 2, "max_length": 512, "bf16": True,
+                  "group_by_length": True})
     straight = run_sft(data.examples, data.heldout, p, tmp_path / "straight")
     with pytest.raises(TrainingInterrupted, match="step 2 of 4"):
         run_sft(data.examples, data.heldout, p, tmp_path / "cut", callbacks=[stop_at(2)])
@@ -65,6 +66,35 @@ def test_an_interrupted_run_resumes_exactly_and_a_finished_one_is_reused(data, t
     assert held == [0, 2, 4]
     again = run_sft(data.examples, data.heldout, p, tmp_path / "cut")
     assert again.cached and again.adapter == resumed.adapter
+
+
+def test_the_reply_only_loss_and_gradient_are_trls(data, tmp_path):
+    """Projecting only the reply positions gives trl's own loss and the same gradient."""
+    from trl import SFTTrainer
+
+    t = trainer.sft_trainer(data.examples, (), tiny(), tmp_path)
+    batch = next(iter(t.get_train_dataloader()))
+    labels = batch["labels"]
+    assert 0 < int((labels != -100).sum()) < labels.numel() // 4  # replies are short
+
+    def loss_and_grads(compute):
+        t.model.zero_grad()
+        loss = compute(t, t.model, dict(batch))
+        loss.backward()
+        return loss.item(), {n: q.grad.clone() for n, q in t.model.named_parameters()
+                             if q.requires_grad}
+
+    ours, g_ours = loss_and_grads(type(t).compute_loss)
+    theirs, g_theirs = loss_and_grads(SFTTrainer.compute_loss)
+    assert ours == pytest.approx(theirs, rel=1e-5) and ours > 0
+    assert g_ours.keys() == g_theirs.keys()
+    for n in g_ours:
+        assert torch_close(g_ours[n], g_theirs[n]), n
+
+
+def torch_close(a, b):
+    """Equal up to float32 summation order: relative error of the whole tensor."""
+    return float((a - b).norm()) <= 1e-3 * float(b.norm()) + 1e-9
 
 
 def test_grpo_rewards_the_oracle_answer_and_the_stage_saves_the_adapter(data, tmp_path):
