@@ -13,12 +13,12 @@ trained behaviour, and the report says so.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
+from cogrsi_lib.bench.scoring import contains_phrase
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.types import SamplingParams
@@ -96,10 +96,7 @@ def named_candidate(answer: str | None, candidates: Sequence[str]) -> str | None
     None when it names none or several ("in the drawer, not the box" names two)."""
     if not answer:
         return None
-    text = f" {normalise_free_text(answer)} "
-    named = {c for c in candidates
-             if re.search(rf"(?<![a-z0-9]){re.escape(normalise_free_text(c))}(?![a-z0-9])",
-                          text)}
+    named = {c for c in candidates if contains_phrase(answer, c)}
     return named.pop() if len(named) == 1 else None
 
 
