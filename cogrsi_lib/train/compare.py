@@ -143,7 +143,8 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
     the best constant label's accuracy, both accuracies and the paired difference trained -
     base with its 95% interval (bootstrap over stories)."""
     wide = (records.filter(pl.col("model") == base)
-            .select("set", "stratum", "item_id", "story_id", "n_options", "gold",
+            .select("set", "stratum", "item_id", "story_id", "gold",
+                    (1 / pl.col("n_options").cast(float)).alias("chance"),
                     pl.col("correct").alias("b"))
             .join(records.filter(pl.col("model") == trained)
                   .select("item_id", "set", pl.col("correct").alias("t")),
@@ -168,8 +169,7 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
         t, b = df["t"].cast(float).to_numpy(), df["b"].cast(float).to_numpy()
         res = paired_bootstrap(t, b, df["story_id"].to_numpy(), n_resamples=n_resamples,
                                seed=seed)
-        chance = float(df["chance"].mean()) if "chance" in df.columns else float(
-            (1 / df["n_options"].cast(float)).mean())
+        chance = float(df["chance"].mean())
         # the best a model answering one fixed label could do here (a positional shortcut)
         golds = df["gold"].filter(df["gold"] != "")
         constant = golds.value_counts()["count"].max() / df.height if len(golds) else 0.0
@@ -188,7 +188,7 @@ def _whole_pairs(wide: pl.DataFrame) -> pl.DataFrame:
     such a pair right)."""
     return (wide.group_by("story_id", maintain_order=True)
             .agg(pl.len().alias("versions"), pl.col("t").all(), pl.col("b").all(),
-                 (1 / pl.col("n_options").cast(float)).product().alias("chance"),
+                 pl.col("chance").product(),
                  pl.when(pl.col("gold").n_unique() == 1).then(pl.col("gold").first())
                  .otherwise(pl.lit("")).alias("gold"))
             .filter(pl.col("versions") == 2))

@@ -229,12 +229,12 @@ def open_item(item: ReaderItem) -> ReaderItem:
     if not item.options:
         raise ValueError(f"{item.item_id}: already an open question")
     gold = item.option_text(item.gold_key())
-    return ReaderItem(**{**item.__dict__, "options": None, "labels": None, "gold": gold})
+    return replace(item, options=None, labels=None, gold=gold)
 
 
 def replace_meta(item: ReaderItem, **meta: Any) -> ReaderItem:
     """``item`` with ``meta`` merged into its meta."""
-    return ReaderItem(**{**item.__dict__, "meta": {**item.meta, **meta}})
+    return replace(item, meta={**item.meta, **meta})
 
 
 def _check(fmt: Any, target: str) -> None:
