@@ -291,7 +291,7 @@ class SftParams(StageParams):
     warmup_steps: int = 0
     scheduler: str = "cosine"
     max_length: int = 1024
-    bf16: bool = False  # bfloat16 autocast on the CPU (about 2x faster where AMX is present)
+    bf16: bool = False  # bfloat16 autocast on the CPU (1.6x faster measured, with AMX)
     group_by_length: bool = False  # batches of similar lengths (less padding)
 
 

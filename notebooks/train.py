@@ -61,7 +61,7 @@ mix
 # %% [markdown]
 # ## Training
 #
-# SFT, then GRPO. The log has the loss per step and the held-out accuracy (the option a greedy constrained decoder picks, scored from one forward pass) every `heldout_every` steps.
+# SFT, then GRPO. The log has the loss per step and, every `heldout_every` steps, the held-out accuracy asked two ways: by option label (the label a greedy constrained decoder picks, scored from one forward pass) and open (the option whose whole reply the model finds most likely).
 
 # %%
 result = train(p, data, root)  # times and peak memory go to the stage's log, not reports/

@@ -7,7 +7,9 @@ them, so no surface cue of the gate split reaches the evaluation split. The ``tr
 is what the embedded model is fine-tuned on (``cogrsi_lib.train``): it shares nothing with
 the gate and eval splits, nor with the oracle's default sampler and templates (the nested
 benchmark, the audit sample and the golden worlds), nor with the words of the ToMi and
-Hi-ToM samples.
+Hi-ToM samples. It is also much wider (87 names, 62 containers) and tells its narratives in
+three phrasings, so that a model trained on it has to copy places from the story and read
+events in more than one wording, rather than lean on a few memorised words.
 Every lexicon entry is a single word, so a word-level check can prove the disjointness
 on rendered text.
 """
@@ -35,6 +37,8 @@ class Lexicon:
     containers: tuple[str, ...]
     narrative: Templates
     chat: Templates
+    #: other phrasings of ``narrative`` a story may be told in (only the train split has them)
+    variants: tuple[Templates, ...] = ()
 
     @property
     def places(self) -> tuple[str, ...]:
@@ -49,7 +53,8 @@ class Lexicon:
 
     def template_strings(self) -> frozenset[str]:
         """Every template string of both styles (the ``style`` labels excluded)."""
-        return frozenset(_strings(self.narrative) | _strings(self.chat))
+        return frozenset(_strings(self.narrative) | _strings(self.chat)
+                         | set().union(*(_strings(t) for t in self.variants)))
 
 
 def _strings(t: Templates) -> set[str]:
@@ -222,20 +227,109 @@ TRAIN_CHAT = Templates(
     lie_revealed="({agent} said this knowing it was false)",
 )
 
+#: two more phrasings of the train narrative, so that a trained model meets each event and
+#: question in several wordings rather than learning one template's surface
+TRAIN_NARRATIVE_VARIANTS = (
+    Templates(
+        style="narrative",
+        present="{agent} is lingering in the {room}.",
+        asleep="{agent} is dozing.",
+        located="The {object} sits within the {container}.",
+        open="The {container} has no lid, so anyone in the {room} can see its contents.",
+        has_property="The {object} looks to be {value}.",
+        leave="{agent} wandered out of the {room}.",
+        enter="{agent} stepped into the {room}.",
+        sleep="{agent} drifted off to sleep.",
+        wake="{agent} woke with a start.",
+        move="{agent} shifted the {object} over to the {location}.",
+        whisper="{agent} murmured to {listener} that the {object} sat in the {location}.",
+        peek="{agent} lifted the lid of the {container} to check.",
+        change={"color": "{agent} coated the {object} in {value}."},
+        change_default="{agent} made over the {object} as {value}.",
+        ask_reality="Where does the {object} sit in the end?",
+        ask_location="Where does {chain_text} the {object} sits now?",
+        ask_property_reality="Which {property} does the {object} have in the end?",
+        ask_property="Which {property} does {chain_text} the {object} bears?",
+        think="reckon",
+        thinks_link="that {agent} reckons",
+        numbered=True,
+        watched="{agent} spied on this from the doorway; no one realised.",
+        missed="{agent} was daydreaming and missed this, though the others assumed not.",
+        known_liar="All of them know that {agent} tells tall tales.",
+        lie_revealed="({agent} knew this was untrue.)",
+    ),
+    Templates(
+        style="narrative",
+        present="{agent} is sitting in the {room}.",
+        asleep="{agent} is fast asleep.",
+        located="At first the {object} is kept in the {container}.",
+        open="The {container} is wide open; everyone in the {room} can look inside.",
+        has_property="The {object} seems {value}.",
+        leave="{agent} headed out of the {room}.",
+        enter="{agent} walked into the {room}.",
+        sleep="{agent} fell into a doze.",
+        wake="{agent} roused from the doze.",
+        move="{agent} relocated the {object} to the {location}.",
+        whisper="{agent} confided to {listener} that the {object} was kept in the {location}.",
+        peek="{agent} glanced inside the {container}.",
+        change={"color": "{agent} tinted the {object} {value}."},
+        change_default="{agent} altered the {object} to be {value}.",
+        ask_reality="In which place is the {object} at the finish?",
+        ask_location="In which place does {chain_text} the {object} is?",
+        ask_property_reality="What {property} is the {object} at the finish?",
+        ask_property="What {property} does {chain_text} the {object} is by now?",
+        think="suppose",
+        thinks_link="that {agent} supposes",
+        numbered=True,
+        watched="{agent} saw this through a window without anyone knowing.",
+        missed="{agent} had looked elsewhere and missed this, unnoticed by the rest.",
+        known_liar="Everybody is aware that {agent} often fibs.",
+        lie_revealed="({agent} invented this.)",
+    ),
+)
+
 TRAIN = Lexicon(
     split="train",
-    names=("Ansel", "Beatrix", "Cosmo", "Dorian", "Esme", "Florian", "Greta", "Horatio",
-           "Imogen", "Jonas", "Linnea", "Magnus", "Quentin", "Rosalind", "Sigrid", "Viggo"),
+    names=("Ansel", "Beatrix", "Cosmo", "Dorian", "Esme", "Florian", "Greta", "Horatio", "Imogen",
+           "Jonas", "Linnea", "Magnus", "Quentin", "Rosalind", "Sigrid", "Viggo", "Adelmo",
+           "Agathe", "Alaric", "Amadeo", "Aurelio", "Balthazar", "Benedikt", "Bertil",
+           "Calista", "Casimir", "Cordelia", "Cyprian", "Dagny", "Desmond", "Edvard", "Elodie",
+           "Emrys", "Eulalie", "Evander", "Fenella", "Ferdinand", "Gideon", "Gisela", "Gunnar",
+           "Hedda", "Ignatius", "Isolde", "Ivor", "Jolanda", "Jorunn", "Leander", "Leopold",
+           "Lucasta", "Margarethe", "Marius", "Nikolai", "Octavia", "Odile", "Oswin", "Perpetua",
+           "Philippa", "Rasmus", "Rupert", "Saoirse", "Severin", "Solveig", "Tancred", "Thaddeus",
+           "Ulrika", "Valentin", "Wilhelmina", "Yvonne", "Zenobia", "Ottilie", "Percival",
+           "Clementine", "Barnaby", "Cosima", "Gwendolyn", "Lysander", "Mathilde", "Orsolya",
+           "Peregrine", "Rosamund", "Sebastiano", "Torvald", "Ximena", "Zebulon", "Aurora",
+           "Bartholomew", "Cressida"),
     rooms=("conservatory", "greenhouse", "scullery", "boathouse", "observatory", "solarium",
-           "vestibule", "chapel"),
+           "vestibule", "chapel", "parlour", "larder", "gallery", "armoury", "belfry", "cloister",
+           "crypt", "dovecote", "gatehouse", "granary", "orangery", "pavilion", "refectory",
+           "rotunda", "sacristy", "smokehouse", "stable", "summerhouse", "taproom", "tackroom",
+           "turret", "washhouse", "woodshed", "icehouse", "gazebo", "mezzanine", "foyer",
+           "alcove", "antechamber", "apiary", "aviary"),
     chats=("sailing", "astronomy", "knitting", "beekeeping", "fencing", "rowing", "quilting",
            "birdwatching"),
     objects=("pinecone", "acorn", "harmonica", "teacup", "spyglass", "locket", "trowel",
-             "monocle", "quill", "ladle"),
+             "monocle", "quill", "ladle", "abacus", "sextant", "metronome", "kazoo", "ocarina",
+             "yoyo", "pocketwatch", "hourglass", "inkwell", "paperweight", "snowglobe",
+             "figurine", "brooch", "cufflink", "tiara", "amulet", "talisman", "barometer",
+             "magnifier", "pincushion", "corkscrew", "nutcracker", "whisk", "spatula", "pestle",
+             "castanets", "tambourine", "marionette", "kaleidoscope", "protractor", "stopwatch",
+             "lorgnette", "seashell", "conch", "geode", "fossil", "arrowhead", "doubloon",
+             "horseshoe", "pendant", "harmonium", "gyroscope"),
     containers=("hatbox", "urn", "canister", "coffer", "hutch", "bureau", "tureen", "thermos",
-                "caddy", "valise"),
+                "caddy", "valise", "casket", "pannier", "creel", "reliquary", "humidor", "firkin",
+                "keg", "demijohn", "flagon", "ewer", "pitcher", "amphora", "decanter", "carafe",
+                "cruet", "terrine", "casserole", "cauldron", "kettle", "scuttle", "breadbin",
+                "knapsack", "rucksack", "haversack", "portmanteau", "holdall", "carpetbag",
+                "reticule", "pyxis", "armoire", "credenza", "sideboard", "dresser", "commode",
+                "escritoire", "chiffonier", "tallboy", "ottoman", "footlocker", "strongbox",
+                "lockbox", "cashbox", "tuckbox", "toolbox", "birdhouse", "kennel", "terrarium",
+                "planter", "trough", "manger", "bassinet", "cradle"),
     narrative=TRAIN_NARRATIVE,
     chat=TRAIN_CHAT,
+    variants=TRAIN_NARRATIVE_VARIANTS,
 )
 
 LEXICONS: dict[str, Lexicon] = {"gate": GATE, "eval": EVAL, "train": TRAIN}

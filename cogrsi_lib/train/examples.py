@@ -109,16 +109,19 @@ def oracle_items(
     Each question is drawn by depth (``depth_weights`` over R0..R``max_depth``), then false
     or true belief (false with chance :data:`P_FALSE_BELIEF` where both exist, as false
     beliefs are rarer), so neither "answer reality" nor "answer the first place" is a
-    shortcut. Options are the world's containers, or (with chance ``p_mentioned_options``)
-    every place the story names (the room too, as in ToMi's answer sets), always in random
-    order so that no label position predicts the answer.
+    shortcut. Each story is told in one of ``lex``'s phrasings (``narrative`` or one of its
+    ``variants``), drawn per world. Options are the world's containers, or (with chance
+    ``p_mentioned_options``) every place the story names (the room too, as in ToMi's answer
+    sets), always in random order so that no label position predicts the answer.
     """
     cfg = config or sampler_config(lex, min_agents=2, max_agents=4, max_events=10)
     rng = random.Random(f"train-items-{seed}")
     weights = list(depth_weights)[: max_depth + 1]
     out: list[OracleItem] = []
     for w_index, world in enumerate(sample_worlds(n_worlds, seed, cfg)):
-        story = render(world, lex.narrative)
+        # each story in one of the lexicon's phrasings, its questions in the same one
+        templates = rng.choice((lex.narrative, *lex.variants))
+        story = render(world, templates)
         questions = [q for q in sampler.all_questions(world, max_depth) if q.kind == "location"]
         answers = answer_all(world, tuple(questions))
         by_cell: dict[tuple[int, bool], list[tuple[Question, Any]]] = {}
@@ -145,7 +148,7 @@ def oracle_items(
             options = tuple(rng.sample(places, len(places)))
             item = ReaderItem(
                 item_id=f"train-{seed}-{w_index}-{k}", context=story.text,
-                question=render_question(world, q, lex.narrative), options=options,
+                question=render_question(world, q, templates), options=options,
                 gold=str(a.value), story_id=f"train-{seed}-{w_index}",
                 meta={"chain": list(q.chain), "object": world.object, "depth": q.depth},
             )

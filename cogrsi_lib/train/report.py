@@ -24,13 +24,17 @@ def loss_chart(history: pl.DataFrame) -> alt.Chart:
 
 
 def heldout_chart(history: pl.DataFrame) -> alt.Chart:
-    """Held-out option accuracy during training."""
-    df = (history.filter(pl.col("heldout_accuracy").is_not_null())
-          .select("phase", "global_step", "heldout_accuracy"))
+    """Held-out accuracy during training, asked by option label and asked open."""
+    ways = {"heldout_accuracy": "by label", "heldout_open_accuracy": "open"}
+    df = (history.select("phase", "global_step", *ways)
+          .unpivot(index=["phase", "global_step"], variable_name="asked", value_name="accuracy")
+          .filter(pl.col("accuracy").is_not_null() & pl.col("accuracy").is_not_nan())
+          .with_columns(pl.col("asked").replace_strict(ways)))
     return alt.Chart(df.to_pandas()).mark_line(point=True).encode(
         x=alt.X("global_step:Q", title="step (SFT, then GRPO)"),
-        y=alt.Y("heldout_accuracy:Q", title="held-out accuracy", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("phase:N", title="phase"),
+        y=alt.Y("accuracy:Q", title="held-out accuracy", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("asked:N", title="asked"),
+        strokeDash=alt.StrokeDash("phase:N", title="phase"),
     ).properties(width=420, height=220, title="Held-out accuracy (train lexicon, unseen worlds)")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from cogrsi_lib.train.examples import (
     build_examples,
     forbidden_words,
     leaked_words,
+    open_item,
     oracle_items,
     pair_examples,
     sampler_config,
@@ -80,13 +81,18 @@ def training_set(p: TrainParams) -> TrainingSet:
     seen = {it.item.context for it in items}
     extra = max(4, p.n_heldout + p.n_grpo) // max(1, p.per_world) + 4
 
-    def fresh(draw: str, n: int) -> tuple[Example, ...]:
+    def fresh(draw: str, n: int) -> list[OracleItem]:
         pool = [it for it in _items(p, draw, extra) if it.item.context not in seen]
         if len(pool) < n:
             raise ValueError(f"only {len(pool)} fresh {draw} items for {n}")
-        return tuple(answer_example(it) for it in pool[:n])
+        return pool[:n]
 
-    heldout, grpo = fresh("heldout", p.n_heldout), fresh("grpo", p.n_grpo)
+    held = fresh("heldout", p.n_heldout)
+    # held-out items asked both ways: by option label, and open (named among the options)
+    heldout = tuple(answer_example(it) for it in held) + tuple(
+        answer_example(replace(it, item=open_item(it.item)), family="answer.open",
+                       meta={"options": list(it.item.options or ())}) for it in held)
+    grpo = tuple(answer_example(it) for it in fresh("grpo", p.n_grpo))
     bad = forbidden_words()
     leaked = leaked_words([it.item for it in items]).union(
         *(words_in(e.messages[-1].content) & bad for e in pairs))
@@ -112,10 +118,12 @@ class TrainResult:
                 rows.append({"phase": ph.phase, "step": int(h["step"]),
                              "global_step": offset + int(h["step"]),
                              "loss": h.get("loss"), "heldout_accuracy": h.get("heldout_accuracy"),
+                             "heldout_open_accuracy": h.get("heldout_open_accuracy"),
                              "reward": h.get("reward"), "learning_rate": h.get("learning_rate")})
             offset += max([int(h.get("step", 0)) for h in ph.history] or [0])
         schema = {"phase": pl.Utf8, "step": pl.Int64, "global_step": pl.Int64,
-                  "loss": pl.Float64, "heldout_accuracy": pl.Float64, "reward": pl.Float64,
+                  "loss": pl.Float64, "heldout_accuracy": pl.Float64,
+                  "heldout_open_accuracy": pl.Float64, "reward": pl.Float64,
                   "learning_rate": pl.Float64}
         return pl.DataFrame(rows, schema=schema, orient="row")
 

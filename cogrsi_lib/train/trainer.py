@@ -115,19 +115,23 @@ def _cached(phase: str, phase_dir: Path) -> PhaseResult | None:
     return PhaseResult(phase, final, hist, cached=True)
 
 
-def _heldout_callback(phase: str, heldout: Sequence[Example], tok: Any, every: int) -> Any:
+def _heldout_callback(phase: str, heldout: Sequence[Example], tok: Any, every: int,
+                      at_start: bool = True) -> Any:
     from transformers import TrainerCallback
 
     class HeldOut(TrainerCallback):
-        """Held-out option accuracy at step 0 and every ``every`` steps, into the log."""
+        """Held-out accuracy at step 0 (``at_start``) and every ``every`` steps, into the log:
+        by option label, and (for open examples) by the place the model most likely names."""
 
         def _measure(self, state: Any, model: Any) -> None:
-            acc = option_accuracy(model, tok, heldout)
+            lettered = [e for e in heldout if e.labels]
+            named = [e for e in heldout if not e.labels]
             state.log_history.append({"step": state.global_step, "phase": phase,
-                                      "heldout_accuracy": acc})
+                                      "heldout_accuracy": option_accuracy(model, tok, lettered),
+                                      "heldout_open_accuracy": open_accuracy(model, tok, named)})
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            if heldout and state.global_step == 0:
+            if heldout and at_start and state.global_step == 0:
                 self._measure(state, kw["model"])
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
@@ -337,7 +341,9 @@ def run_grpo(
     trainer = GRPOTrainer(
         model=model, reward_funcs=answer_reward({e.item_id: e for e in items}), args=args,
         train_dataset=Dataset.from_list(rows), processing_class=tok,
-        callbacks=[_heldout_callback(GRPO, heldout, tok, settings.heldout_every), *callbacks],
+        callbacks=[_heldout_callback(GRPO, heldout, tok, settings.heldout_every,
+                                     at_start=False),  # the SFT adapter was measured
+                   *callbacks],
     )
     return _train(GRPO, trainer, phase_dir)
 
@@ -348,6 +354,57 @@ def option_accuracy(model: Any, tok: Any, examples: Sequence[Example]) -> float:
         return float("nan")
     picks = option_picks(model, tok, examples)
     return sum(p == e.gold for p, e in zip(picks, examples, strict=True)) / len(examples)
+
+
+def open_accuracy(model: Any, tok: Any, examples: Sequence[Example]) -> float:
+    """Share of open examples (options in ``meta["options"]``) whose gold :func:`open_picks`
+    picks."""
+    if not examples:
+        return float("nan")
+    picks = open_picks(model, tok, examples)
+    return sum(p == e.gold for p, e in zip(picks, examples, strict=True)) / len(examples)
+
+
+def open_picks(model: Any, tok: Any, examples: Sequence[Example]) -> list[str]:
+    """For each open direct-answer example, the option whose whole reply
+    ``{"answer":"<option>"}`` the model finds most likely (summed log-probability): the
+    place it would name, were it limited to the story's options. The prompt is read once
+    and its cache shared by the option replies."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    picks: list[str] = []
+    with torch.no_grad():
+        for e in examples:
+            options = list(e.meta.get("options") or ())
+            if e.labels or not options:
+                raise ValueError(f"{e.item_id}: not an open direct answer with its options")
+            prompt = tok(tok.apply_chat_template([{"role": m.role, "content": m.content}
+                                                  for m in e.messages],
+                                                 tokenize=False, add_generation_prompt=True),
+                         add_special_tokens=False)["input_ids"]
+            replies = [tok(json.dumps({"answer": o}, separators=(",", ":"), ensure_ascii=False)
+                           + tok.eos_token, add_special_tokens=False)["input_ids"]
+                       for o in options]
+            out = model(input_ids=torch.tensor([prompt]), use_cache=True)
+            first = out.logits[0, -1].float().log_softmax(-1)
+            cache = out.past_key_values
+            cache.batch_repeat_interleave(len(replies))
+            width = max(len(r) for r in replies)
+            ids = torch.tensor([r + [pad] * (width - len(r)) for r in replies])
+            mask = torch.tensor([[1] * len(prompt) + [1] * len(r) + [0] * (width - len(r))
+                                 for r in replies])
+            logp = model(input_ids=ids, attention_mask=mask, past_key_values=cache,
+                         use_cache=False).logits.float().log_softmax(-1)
+            scores = [float(first[r[0]]) + sum(float(logp[j, i - 1, t])
+                                               for i, t in enumerate(r) if i)
+                      for j, r in enumerate(replies)]
+            picks.append(options[max(range(len(options)), key=scores.__getitem__)])
+    if was_training:
+        model.train()
+    return picks
 
 
 def option_picks(model: Any, tok: Any, examples: Sequence[Example],

@@ -168,15 +168,43 @@ def test_training_set_keeps_heldout_and_grpo_stories_out_of_training():
     p = load("train", {"n_worlds": 20, "n_examples": 30, "n_heldout": 6, "n_grpo": 6,
                        "n_pairs": 4})
     data = training_set(p)
-    assert len(data.examples) == 30 and len(data.heldout) == 6 and len(data.grpo) == 6
+    # the held-out items are asked twice: by option label, then open
+    assert len(data.examples) == 30 and len(data.heldout) == 12 and len(data.grpo) == 6
     train_stories = {e.messages[-1].content.split("Question:")[0] for e in data.examples
                      if e.family == "answer.plain"}
     for e in data.heldout + data.grpo:
         assert e.messages[-1].content.split("Question:")[0] not in train_stories
-        assert e.family == "answer.plain" and e.labels
+    assert all(e.family == "answer.plain" and e.labels for e in data.grpo)
+    lettered, named = data.heldout[:6], data.heldout[6:]
+    for by_label, opened in zip(lettered, named, strict=True):
+        assert by_label.family == "answer.plain" and by_label.labels
+        assert opened.family == "answer.open" and not opened.labels
+        assert opened.item_id == by_label.item_id
+        options = opened.meta["options"]
+        assert opened.gold in options
+        assert opened.gold == options["ABCDEFGH".index(by_label.gold)]
     table = data.table()
     assert set(table["set"]) == {"sft", "heldout", "grpo"}
-    assert table.height == 42
+    assert table.height == 48
+
+
+def test_stories_are_told_in_every_phrasing_and_asked_in_the_same_one(items):
+    used = Counter()
+    for it in items:
+        for t in (TRAIN.narrative, *TRAIN.variants):
+            mover = t.move.split("{agent} ")[1].split(" the")[0]  # "transferred", ...
+            if f" {mover} the " in it.item.context and it.depth > 0:
+                used[t.think] += 1
+                assert f" {t.think} " in it.item.question, (t.think, it.item.question)
+    assert len(TRAIN.variants) == 2 and len(used) == 3, used
+
+
+def test_no_train_word_is_a_prefix_of_another():
+    # places and names are found in stories by substring: "cask" would be found in "casket"
+    words = [w.lower() for w in TRAIN.names + TRAIN.rooms + TRAIN.objects + TRAIN.containers]
+    assert len(set(words)) == len(words)
+    clashes = [(a, b) for a in words for b in words if a != b and b.startswith(a)]
+    assert not clashes
 
 
 def test_no_option_position_predicts_the_answer(items):

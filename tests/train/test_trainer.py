@@ -108,7 +108,11 @@ def test_grpo_rewards_the_oracle_answer_and_the_stage_saves_the_adapter(data, tm
     hist = result.history()
     assert set(hist["phase"]) == {"sft", "grpo"}
     grpo_steps = hist.filter(hist["phase"] == "grpo")["global_step"]
-    assert (grpo_steps.min(), grpo_steps.max()) == (4, 5)  # continuing SFT's 4 steps
+    # GRPO's one step continues SFT's 4; its start, SFT's end, is not measured twice
+    assert grpo_steps.to_list() == [5] * len(grpo_steps)
+    measured = hist.filter(hist["heldout_accuracy"].is_not_null())
+    assert measured["global_step"].to_list() == [0, 2, 4, 5]
+    assert measured["heldout_open_accuracy"].is_between(0, 1).all()
     with pytest.raises(TrainingInterrupted):
         run_grpo(data.grpo, data.heldout, result.phases[0].adapter, tiny(grpo={"steps": 2}),
                  tmp_path / "g", callbacks=[stop_at(1)])
@@ -134,7 +138,7 @@ def test_option_picks_are_what_the_constrained_decoder_answers(data, tmp_path, e
     from cogrsi_lib.reader import prompts
 
     result = run_sft(data.examples, data.heldout, tiny(), tmp_path / "w")
-    examples = list(data.heldout) + list(data.grpo)
+    examples = [e for e in data.heldout if e.labels] + list(data.grpo)
     # the same messages, with the reply format their labels declare
     requests = [Request(e.messages, SamplingParams(max_tokens=32, temperature=0.0),
                         prompts.answer_format(_item(e.labels), prompts.THINK_NONE, 32), True)
@@ -149,6 +153,39 @@ def test_option_picks_are_what_the_constrained_decoder_answers(data, tmp_path, e
     assert "+lora:" in tuned.model and tuned.identity != embedded_model.identity
     peft_model = PeftModel.from_pretrained(model, str(result.adapter))
     assert answers(tuned) == trainer.option_picks(peft_model, tok, examples)
+
+
+def test_open_picks_name_the_most_likely_option_reply(data):
+    """Scoring the options' replies on a shared prompt cache, padded, agrees with scoring
+    each option's whole reply alone; an example asked by label is refused."""
+    import json
+
+    import torch
+
+    model, tok = trainer.load_base()
+    named = [e for e in data.heldout if not e.labels]
+    assert named and all(e.gold in e.meta["options"] for e in named)
+    # replies of different lengths, so the padding of the shared-cache batch is exercised
+    assert any(len({len(tok(o)["input_ids"]) for o in e.meta["options"]}) > 1 for e in named)
+
+    def alone(e, option):
+        prompt = tok.apply_chat_template([{"role": m.role, "content": m.content}
+                                          for m in e.messages],
+                                         tokenize=False, add_generation_prompt=True)
+        p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+        r_ids = tok(json.dumps({"answer": option}, separators=(",", ":")) + tok.eos_token,
+                    add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([p_ids + r_ids])).logits[0].float()
+        logp = logits.log_softmax(-1)
+        return sum(float(logp[len(p_ids) + i - 1, t]) for i, t in enumerate(r_ids))
+
+    expected = [max(e.meta["options"], key=lambda o, e=e: alone(e, o)) for e in named]
+    assert trainer.open_picks(model, tok, named) == expected
+    acc = trainer.open_accuracy(model, tok, named)
+    assert acc == sum(x == e.gold for x, e in zip(expected, named, strict=True)) / len(named)
+    with pytest.raises(ValueError, match="not an open direct answer"):
+        trainer.open_picks(model, tok, [e for e in data.heldout if e.labels])
 
 
 def _item(labels):
