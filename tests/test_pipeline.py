@@ -260,6 +260,13 @@ def test_every_params_file_fits_the_stage_schemas(name) -> None:
     assert set(checked) == set(SCHEMAS) - {"demo"}
 
 
+def test_the_gpu_setting_trains_the_embedded_model_as_the_cpu_one_does() -> None:
+    # training is a CPU stage in either setting; params.gpu.yaml says it copies params.yaml
+    cpu, gpu = (yaml.safe_load((REPO / n).read_text())["train"]
+                for n in ("params.yaml", "params.gpu.yaml"))
+    assert gpu == cpu
+
+
 def test_every_notebook_loads_its_schema_and_nothing_else() -> None:
     for stage in set(SCHEMAS) - {"demo"}:
         source = (REPO / "notebooks" / f"{stage}.py").read_text()
