@@ -350,19 +350,27 @@ def run_grpo(
 
 def option_accuracy(model: Any, tok: Any, examples: Sequence[Example]) -> float:
     """Share of direct-answer examples whose gold label :func:`option_picks` picks."""
-    if not examples:
-        return float("nan")
-    picks = option_picks(model, tok, examples)
-    return sum(p == e.gold for p, e in zip(picks, examples, strict=True)) / len(examples)
+    return _share_right(option_picks, model, tok, examples)
 
 
 def open_accuracy(model: Any, tok: Any, examples: Sequence[Example]) -> float:
     """Share of open examples (options in ``meta["options"]``) whose gold :func:`open_picks`
     picks."""
+    return _share_right(open_picks, model, tok, examples)
+
+
+def _share_right(pick: Any, model: Any, tok: Any, examples: Sequence[Example]) -> float:
     if not examples:
         return float("nan")
-    picks = open_picks(model, tok, examples)
+    picks = pick(model, tok, examples)
     return sum(p == e.gold for p, e in zip(picks, examples, strict=True)) / len(examples)
+
+
+def _prompt_ids(tok: Any, e: Example) -> list[int]:
+    """The token ids of ``e``'s messages in the chat template, up to the reply."""
+    text = tok.apply_chat_template([{"role": m.role, "content": m.content} for m in e.messages],
+                                   tokenize=False, add_generation_prompt=True)
+    return tok(text, add_special_tokens=False)["input_ids"]
 
 
 def open_picks(model: Any, tok: Any, examples: Sequence[Example]) -> list[str]:
@@ -381,10 +389,7 @@ def open_picks(model: Any, tok: Any, examples: Sequence[Example]) -> list[str]:
             options = list(e.meta.get("options") or ())
             if e.labels or not options:
                 raise ValueError(f"{e.item_id}: not an open direct answer with its options")
-            prompt = tok(tok.apply_chat_template([{"role": m.role, "content": m.content}
-                                                  for m in e.messages],
-                                                 tokenize=False, add_generation_prompt=True),
-                         add_special_tokens=False)["input_ids"]
+            prompt = _prompt_ids(tok, e)
             replies = [tok(json.dumps({"answer": o}, separators=(",", ":"), ensure_ascii=False)
                            + tok.eos_token, add_special_tokens=False)["input_ids"]
                        for o in options]
@@ -421,14 +426,10 @@ def option_picks(model: Any, tok: Any, examples: Sequence[Example],
     for e in examples:
         if not e.labels:
             raise ValueError(f"{e.item_id}: not a multiple-choice direct answer")
-        prompt = tok.apply_chat_template([{"role": m.role, "content": m.content}
-                                          for m in e.messages],
-                                         tokenize=False, add_generation_prompt=True)
         replies = [tok(json.dumps({"answer": lab}, separators=(",", ":")) + tok.eos_token,
                        add_special_tokens=False)["input_ids"] for lab in e.labels]
         prefix, label_ids = _free_token(replies)
-        rows.append((tok(prompt, add_special_tokens=False)["input_ids"] + prefix, label_ids,
-                     list(e.labels)))
+        rows.append((_prompt_ids(tok, e) + prefix, label_ids, list(e.labels)))
     picks: list[str] = []
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     with torch.no_grad():
