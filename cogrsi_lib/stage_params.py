@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = ["SCHEMAS", "StageParams", "StageParamsError", "load", "validate_file"]
 
@@ -316,6 +316,7 @@ class TrainParams(StageParams):
     per_world: int = 3
     max_depth: int = 4
     depth_weights: list[float] = [2.0, 4.0, 2.0, 1.0, 1.0]  # questions drawn by depth R0..R4
+    false_belief_share: float = Field(0.5, ge=0.0, le=1.0)  # of the questions at R1..R4
     max_agents: int = 3
     min_events: int = 3
     max_events: int = 8

@@ -61,7 +61,7 @@ mix
 # %% [markdown]
 # ## Training
 #
-# SFT, then GRPO. The log has the loss per step and, every `heldout_every` steps, the held-out accuracy asked two ways: by option label (the label a greedy constrained decoder picks, scored from one forward pass) and open (the option whose whole reply the model finds most likely).
+# SFT, then GRPO. The log has the loss per step and, every `heldout_every` steps, the held-out accuracy asked two ways: by option label (the label a greedy constrained decoder picks, scored from one forward pass) and open (the option whose whole reply the model finds most likely); the open accuracy is also given on the false-belief items alone, where naming the object's place now is wrong.
 
 # %%
 result = train(p, data, root)  # times and peak memory go to the stage's log, not reports/

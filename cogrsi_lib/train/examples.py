@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -44,8 +45,8 @@ FAMILIES = ("answer.plain", "answer.open", "answer.annotated", "reader.perceptio
 #: output cap of a direct answer (the reply is about eight tokens)
 ANSWER_TOKENS = 32
 ARBITRATION_TOKENS = 96
-#: chance of a false-belief question where a world offers both kinds at the drawn depth
-P_FALSE_BELIEF = 0.7
+#: share of false-belief questions at each depth from R1 up (R0 asks about reality)
+FALSE_BELIEF_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -101,21 +102,28 @@ def oracle_items(
     max_depth: int = 4,
     depth_weights: Sequence[float] = (1.0, 4.0, 3.0, 2.0, 1.0),
     p_mentioned_options: float = 0.5,
+    false_belief_share: float = FALSE_BELIEF_SHARE,
     lex: Lexicon = TRAIN,
     config: SamplerConfig | None = None,
 ) -> list[OracleItem]:
     """Up to ``per_world`` location questions of each of ``n_worlds`` worlds (seed ``seed``).
 
-    Each question is drawn by depth (``depth_weights`` over R0..R``max_depth``), then false
-    or true belief (false with chance :data:`P_FALSE_BELIEF` where both exist, as false
-    beliefs are rarer), so neither "answer reality" nor "answer the first place" is a
-    shortcut. Each story is told in one of ``lex``'s phrasings (``narrative`` or one of its
-    ``variants``), drawn per world. Options are the world's containers, or (with chance
+    Each question is drawn by depth (``depth_weights`` over R0..R``max_depth``), then as a
+    false or a true belief by quota: at every depth from R1 up, a share
+    ``false_belief_share`` of the questions drawn so far are false beliefs (a world without
+    the kind the quota asks for gives no question at that draw). False beliefs are rarer
+    per world, so without the quota "name where the object is now" would answer most
+    questions; with it, neither that nor "answer the first place" is a shortcut. Each story
+    is told in one of ``lex``'s phrasings (``narrative`` or one of its ``variants``), drawn
+    per world. Options are the world's containers, or (with chance
     ``p_mentioned_options``) every place the story names (the room too, as in ToMi's answer
     sets), always in random order so that no label position predicts the answer.
     """
+    if not 0.0 <= false_belief_share <= 1.0:
+        raise ValueError("false_belief_share must lie in [0, 1]")
     cfg = config or sampler_config(lex, min_agents=2, max_agents=4, max_events=10)
     rng = random.Random(f"train-items-{seed}")
+    drawn: Counter[tuple[int, bool]] = Counter()
     weights = list(depth_weights)[: max_depth + 1]
     out: list[OracleItem] = []
     for w_index, world in enumerate(sample_worlds(n_worlds, seed, cfg)):
@@ -133,9 +141,11 @@ def oracle_items(
             if not depths:
                 break
             d = rng.choices(depths, [weights[x] if x < len(weights) else 0 for x in depths])[0]
-            kinds = [fb for fb in (True, False) if by_cell.get((d, fb))]
-            # false beliefs are rarer per world: prefer them where both exist
-            fb = kinds[0] if len(kinds) == 1 or rng.random() < P_FALSE_BELIEF else kinds[1]
+            fb = d > 0 and drawn[(d, True)] < false_belief_share * (
+                drawn[(d, True)] + drawn[(d, False)] + 1)
+            if (d, fb) not in by_cell:
+                continue
+            drawn[(d, fb)] += 1
             cell = by_cell[(d, fb)]
             q, a = cell.pop(rng.randrange(len(cell)))
             if not cell:
@@ -167,8 +177,11 @@ def _compact(value: Mapping[str, Any]) -> str:
 
 def answer_example(it: OracleItem | ReaderItem, view: str = "plain", family: str | None = None,
                    meta: Mapping[str, Any] | None = None) -> Example:
-    """The direct answer to ``it`` on the plain or the perception-annotated story."""
+    """The direct answer to ``it`` on the plain or the perception-annotated story (an oracle
+    item's example says in ``meta["false_belief"]`` whether its gold differs from reality)."""
     item = it.item if isinstance(it, OracleItem) else it
+    if isinstance(it, OracleItem):
+        meta = {"false_belief": it.false_belief, **(meta or {})}
     if view == "annotated":
         if not isinstance(it, OracleItem):
             raise ValueError("an annotated view needs the oracle's perceivers")

@@ -8,9 +8,9 @@ import polars as pl
 
 
 def mix_table(examples: pl.DataFrame) -> pl.DataFrame:
-    """Examples per set, family and depth."""
-    return (examples.group_by("set", "family", "depth").agg(pl.len().alias("n"))
-            .sort("set", "family", "depth", nulls_last=True))
+    """Examples per set, family, depth and false belief or not."""
+    return (examples.group_by("set", "family", "depth", "false_belief").agg(pl.len().alias("n"))
+            .sort("set", "family", "depth", "false_belief", nulls_last=True))
 
 
 def loss_chart(history: pl.DataFrame) -> alt.Chart:
@@ -24,8 +24,10 @@ def loss_chart(history: pl.DataFrame) -> alt.Chart:
 
 
 def heldout_chart(history: pl.DataFrame) -> alt.Chart:
-    """Held-out accuracy during training, asked by option label and asked open."""
-    ways = {"heldout_accuracy": "by label", "heldout_open_accuracy": "open"}
+    """Held-out accuracy during training: asked by option label, asked open, and asked open
+    on the false-belief items alone (where naming the object's place now is wrong)."""
+    ways = {"heldout_accuracy": "by label", "heldout_open_accuracy": "open",
+            "heldout_open_false_belief_accuracy": "open, false beliefs"}
     df = (history.select("phase", "global_step", *ways)
           .unpivot(index=["phase", "global_step"], variable_name="asked", value_name="accuracy")
           .filter(pl.col("accuracy").is_not_null() & pl.col("accuracy").is_not_nan())

@@ -48,8 +48,10 @@ class TrainingSet:
     grpo: tuple[Example, ...]
 
     def table(self) -> pl.DataFrame:
-        """One row per example: which set, family, depth, gold and the reply's length."""
+        """One row per example: which set, family, depth, false belief or not (oracle
+        answers only), gold and the reply's length."""
         rows = [{"set": name, "family": e.family, "item_id": e.item_id, "depth": e.depth,
+                 "false_belief": e.meta.get("false_belief"),
                  "gold": e.gold, "prompt_chars": sum(len(m.content) for m in e.messages),
                  "completion": e.completion}
                 for name, group in (("sft", self.examples), ("heldout", self.heldout),
@@ -67,7 +69,7 @@ def _items(p: TrainParams, draw: str, n_worlds: int) -> list[OracleItem]:
                                       strict=True)):
         out += oracle_items(n, 1000 * p.seed + _DRAWS[draw] + k, per_world=p.per_world,
                             max_depth=p.max_depth, depth_weights=p.depth_weights,
-                            config=configs[name])
+                            false_belief_share=p.false_belief_share, config=configs[name])
     return out
 
 
@@ -79,7 +81,8 @@ def training_set(p: TrainParams) -> TrainingSet:
     pairs = pair_examples(p.n_pairs, p.n_pairs, p.seed) if p.mix.get("pairs") else []
     examples = build_examples(items, p.mix, p.seed, p.n_examples, pairs)
     seen = {it.item.context for it in items}
-    extra = max(4, p.n_heldout + p.n_grpo) // max(1, p.per_world) + 4
+    # twice the worlds the draws need: a world without the false-belief quota's kind gives none
+    extra = 2 * (max(4, p.n_heldout + p.n_grpo) // max(1, p.per_world) + 4)
 
     def fresh(draw: str, n: int) -> list[OracleItem]:
         pool = [it for it in _items(p, draw, extra) if it.item.context not in seen]
@@ -119,11 +122,14 @@ class TrainResult:
                              "global_step": offset + int(h["step"]),
                              "loss": h.get("loss"), "heldout_accuracy": h.get("heldout_accuracy"),
                              "heldout_open_accuracy": h.get("heldout_open_accuracy"),
+                             "heldout_open_false_belief_accuracy":
+                                 h.get("heldout_open_false_belief_accuracy"),
                              "reward": h.get("reward"), "learning_rate": h.get("learning_rate")})
             offset += max([int(h.get("step", 0)) for h in ph.history] or [0])
         schema = {"phase": pl.Utf8, "step": pl.Int64, "global_step": pl.Int64,
                   "loss": pl.Float64, "heldout_accuracy": pl.Float64,
-                  "heldout_open_accuracy": pl.Float64, "reward": pl.Float64,
+                  "heldout_open_accuracy": pl.Float64,
+                  "heldout_open_false_belief_accuracy": pl.Float64, "reward": pl.Float64,
                   "learning_rate": pl.Float64}
         return pl.DataFrame(rows, schema=schema, orient="row")
 

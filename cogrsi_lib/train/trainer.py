@@ -126,9 +126,12 @@ def _heldout_callback(phase: str, heldout: Sequence[Example], tok: Any, every: i
         def _measure(self, state: Any, model: Any) -> None:
             lettered = [e for e in heldout if e.labels]
             named = [e for e in heldout if not e.labels]
+            right = _right(open_picks, model, tok, named)
+            false = [r for r, e in zip(right, named, strict=True) if e.meta.get("false_belief")]
             state.log_history.append({"step": state.global_step, "phase": phase,
                                       "heldout_accuracy": option_accuracy(model, tok, lettered),
-                                      "heldout_open_accuracy": open_accuracy(model, tok, named)})
+                                      "heldout_open_accuracy": _mean(right),
+                                      "heldout_open_false_belief_accuracy": _mean(false)})
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if heldout and at_start and state.global_step == 0:
@@ -360,10 +363,19 @@ def open_accuracy(model: Any, tok: Any, examples: Sequence[Example]) -> float:
 
 
 def _share_right(pick: Any, model: Any, tok: Any, examples: Sequence[Example]) -> float:
+    return _mean(_right(pick, model, tok, examples))
+
+
+def _right(pick: Any, model: Any, tok: Any, examples: Sequence[Example]) -> list[bool]:
+    """Whether ``pick`` picks each example's gold."""
     if not examples:
-        return float("nan")
+        return []
     picks = pick(model, tok, examples)
-    return sum(p == e.gold for p, e in zip(picks, examples, strict=True)) / len(examples)
+    return [p == e.gold for p, e in zip(picks, examples, strict=True)]
+
+
+def _mean(right: Sequence[bool]) -> float:
+    return sum(right) / len(right) if right else float("nan")
 
 
 def _prompt_ids(tok: Any, e: Example) -> list[int]:

@@ -80,6 +80,19 @@ def test_items_cover_every_depth_with_false_and_true_beliefs(items):
     assert oracle_items(5, 4)[0].item.context != items[0].item.context
 
 
+@pytest.mark.parametrize("share", [0.0, 0.3, 0.5, 1.0])
+def test_false_beliefs_make_their_quota_at_every_depth_from_r1(share):
+    drawn = oracle_items(150, 7, per_world=2, false_belief_share=share)
+    for d in (1, 2, 3, 4):
+        kinds = [it.false_belief for it in drawn if it.depth == d]
+        assert kinds, f"no R{d} question drawn"
+        # the quota holds after every draw, so to within one question per depth
+        assert abs(sum(kinds) - share * len(kinds)) <= 1
+    assert not any(it.false_belief for it in drawn if it.depth == 0)
+    with pytest.raises(ValueError, match="false_belief_share"):
+        oracle_items(2, 7, false_belief_share=1.5)
+
+
 def test_perceivers_follow_the_story(items):
     for it in items:
         assert len(it.perceivers) == len(it.item.lines())

@@ -113,6 +113,10 @@ def test_grpo_rewards_the_oracle_answer_and_the_stage_saves_the_adapter(data, tm
     measured = hist.filter(hist["heldout_accuracy"].is_not_null())
     assert measured["global_step"].to_list() == [0, 2, 4, 5]
     assert measured["heldout_open_accuracy"].is_between(0, 1).all()
+    # the open accuracy on false beliefs alone: measured when the held-out set has some
+    false = [e for e in data.heldout if not e.labels and e.meta.get("false_belief")]
+    fb = measured["heldout_open_false_belief_accuracy"]
+    assert fb.is_between(0, 1).all() if false else fb.is_nan().all()
     with pytest.raises(TrainingInterrupted):
         run_grpo(data.grpo, data.heldout, result.phases[0].adapter, tiny(grpo={"steps": 2}),
                  tmp_path / "g", callbacks=[stop_at(1)])
