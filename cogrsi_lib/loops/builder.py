@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import Field
@@ -317,5 +317,5 @@ class Builder:
             usage = {"prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
                      "finish_reason": c.finish_reason, "from_cache": c.from_cache,
                      "structured": c.structured}
-            replies.append(BuilderReply(**{**r.__dict__, "usage": usage}))
+            replies.append(replace(r, usage=usage))
         return replies

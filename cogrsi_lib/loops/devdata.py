@@ -86,9 +86,8 @@ def bench_dev_items(benchmarks: Sequence[str], manifest_dir: str | Path) -> list
         manifest = read_manifest(path)
         for it in select(bench.load(name), manifest, DEV_SPLIT):
             item = from_bench_item(it)
-            meta = {**item.meta, "source": name,
-                    "group": f"{name}/{item.meta.get('question_type') or 'all'}"}
-            out.append(ReaderItem(**{**item.__dict__, "meta": meta}))
+            out.append(item.with_meta(
+                source=name, group=f"{name}/{item.meta.get('question_type') or 'all'}"))
     return out
 
 

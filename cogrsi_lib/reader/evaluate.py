@@ -57,9 +57,7 @@ def bench_items(items: Sequence[Any], source: str | None = None) -> list[ReaderI
     is ``source`` (default: the item's benchmark)."""
     out = []
     for it in items:
-        r = from_bench_item(it)
-        meta = {**r.meta, "source": source or str(it.benchmark)}
-        out.append(ReaderItem(**{**r.__dict__, "meta": meta}))
+        out.append(from_bench_item(it).with_meta(source=source or str(it.benchmark)))
     return out
 
 

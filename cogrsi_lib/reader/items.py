@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from cogrsi_lib.llm.parsing import normalise_free_text, option_letters
@@ -68,6 +68,10 @@ class ReaderItem:
         """The item's text as record columns: story, question and options (a JSON list)."""
         return {"story": self.context, "question": self.question,
                 "options_json": None if self.options is None else json.dumps(list(self.options))}
+
+    def with_meta(self, **meta: Any) -> ReaderItem:
+        """This item with ``meta`` merged into its meta (the rest unchanged)."""
+        return replace(self, meta={**self.meta, **meta})
 
     def __post_init__(self) -> None:
         if self.kind not in ("narrative", "conversation"):

@@ -26,7 +26,7 @@ from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.views import plain_view
 from cogrsi_lib.stats import paired_bootstrap
-from cogrsi_lib.train.examples import open_item, replace_meta
+from cogrsi_lib.train.examples import open_item
 
 ANSWER_TOKENS = 32
 NESTED, PAIRS = "oracle_nested", "eval_pairs"
@@ -86,8 +86,8 @@ def open_items(items: Sequence[ReaderItem], sets: Sequence[str]) -> list[ReaderI
     ``"<set> (open)"``, keeping the lettered version's options as ``candidates``: a reply is
     right when the gold is the one candidate it names (:func:`named_candidate`), so "the key
     is in the box" counts as "box". Chance is a uniform pick among the candidates."""
-    return [replace_meta(open_item(it), eval_set=f"{it.meta['eval_set']} (open)",
-                         candidates=list(it.options))
+    return [open_item(it).with_meta(eval_set=f"{it.meta['eval_set']} (open)",
+                                    candidates=list(it.options))
             for it in items if it.meta["eval_set"] in sets and it.options]
 
 
@@ -101,7 +101,7 @@ def named_candidate(answer: str | None, candidates: Sequence[str]) -> str | None
 
 
 def _tag(item: ReaderItem, source: str, stratum: str, **meta: Any) -> ReaderItem:
-    return replace_meta(item, eval_set=source, stratum=stratum, **meta)
+    return item.with_meta(eval_set=source, stratum=stratum, **meta)
 
 
 def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFrame:

@@ -234,7 +234,7 @@ def pair_examples(n_narrative: int, n_dialogue: int, seed: int) -> list[Example]
     from cogrsi_lib.reader.evaluate import pair_items
 
     items = pair_items(to_frame(generate_split("train", seed, n_narrative, n_dialogue)))
-    return [answer_example(replace_meta(it, depth=1), family="pairs",
+    return [answer_example(it.with_meta(depth=1), family="pairs",
                            meta={"variant": it.meta["variant"], "form": it.meta["form"]})
             for it in items]
 
@@ -246,11 +246,6 @@ def open_item(item: ReaderItem) -> ReaderItem:
         raise ValueError(f"{item.item_id}: already an open question")
     gold = item.option_text(item.gold_key())
     return replace(item, options=None, labels=None, gold=gold)
-
-
-def replace_meta(item: ReaderItem, **meta: Any) -> ReaderItem:
-    """``item`` with ``meta`` merged into its meta."""
-    return replace(item, meta={**item.meta, **meta})
 
 
 def _check(fmt: Any, target: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import polars as pl
 import pytest
@@ -60,7 +61,7 @@ ASLEEP_WORLD = {
 
 
 def with_gold(item: ReaderItem, gold: str) -> ReaderItem:
-    return ReaderItem(**{**item.__dict__, "gold": gold})
+    return replace(item, gold=gold)
 
 
 def test_reader_is_a_principle_system() -> None:

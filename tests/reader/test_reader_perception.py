@@ -57,6 +57,13 @@ def test_gold_keys_and_labels() -> None:
         ReaderItem("x", "c", "q", options=("a", "b"), labels=("A", "a"))
 
 
+def test_with_meta_merges_into_a_copy() -> None:
+    item = narrative(options=("yes", "no"), labels=("a", "b"), gold="b").with_meta(src="x")
+    tagged = item.with_meta(src="y", group="g")
+    assert tagged.meta == {**item.meta, "src": "y", "group": "g"} and item.meta["src"] == "x"
+    assert (tagged.labels, tagged.gold_key(), tagged.context) == (("a", "b"), "b", item.context)
+
+
 def test_perception_request_is_indexed_greedy_budgeted_and_declares_its_format() -> None:
     r = perception_request(narrative(), max_tokens=1024)
     text = r.messages[0].content

@@ -74,11 +74,11 @@ def test_a_pair_counts_only_when_both_versions_are_right():
 
 def test_open_copies_keep_the_item_and_take_the_lettered_chance():
     from cogrsi_lib.reader.items import ReaderItem
-    from cogrsi_lib.train.compare import open_items, replace_meta
+    from cogrsi_lib.train.compare import open_items
 
-    lettered = [replace_meta(ReaderItem(f"i{k}", "1 Ann put the key in the box.", "Where?",
-                                        ("box", "tray", "hall"), "A"),
-                             eval_set=s, stratum="R0") for k, s in enumerate(("tomi", "bigtom"))]
+    lettered = [ReaderItem(f"i{k}", "1 Ann put the key in the box.", "Where?",
+                           ("box", "tray", "hall"), "A").with_meta(eval_set=s, stratum="R0")
+                for k, s in enumerate(("tomi", "bigtom"))]
     opened = open_items(lettered, ["tomi"])
     assert len(opened) == 1 and opened[0].item_id == "i0" and opened[0].options is None
     assert opened[0].meta["eval_set"] == "tomi (open)" and opened[0].gold_key() == "box"
