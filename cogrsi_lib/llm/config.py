@@ -11,7 +11,8 @@ Example ``params.yaml`` section::
       cache_dir: .cache/llm    # content-addressed completion cache; null disables it
       # optional, per backend:
       # threads: 2, max_batch: 16                                (embedded)
-      # adapter: reports/train/adapter  (embedded: the train stage's LoRA adapter; null: base)
+      # adapter: reports/train/adapter  (embedded, vllm: the train stage's LoRA adapter;
+      #   null: the base model)
       # engine: {tensor_parallel_size: 1, max_model_len: 32768}  (vllm)
       # concurrency: 64 (per endpoint), max_retries: 5, api_key_env: OPENAI_API_KEY,
       #   timeout_s: 600                                         (openai)
@@ -36,7 +37,7 @@ BACKENDS = ("embedded", "vllm", "openai", "fake")
 _COMMON = {"backend", "model", "cache_dir"}
 _KEYS = {
     "embedded": _COMMON | {"threads", "max_batch", "adapter"},
-    "vllm": _COMMON | {"engine", "chat_template_kwargs"},
+    "vllm": _COMMON | {"engine", "chat_template_kwargs", "adapter"},
     "openai": _COMMON
     | {
         "base_url",
@@ -68,13 +69,13 @@ def build_backend(
     if unknown:
         raise ValueError(f"unknown llm settings for backend {kind!r}: {sorted(unknown)}")
     model = cfg.get("model")
+    adapter = cfg.get("adapter")
+    if adapter and base_dir is not None and not os.path.isabs(os.fspath(adapter)):
+        adapter = os.path.join(os.fspath(base_dir), os.fspath(adapter))
     backend: Backend
     if kind == "embedded":
         from cogrsi_lib.llm.embedded import EmbeddedBackend
 
-        adapter = cfg.get("adapter")
-        if adapter and base_dir is not None and not os.path.isabs(os.fspath(adapter)):
-            adapter = os.path.join(os.fspath(base_dir), os.fspath(adapter))
         backend = EmbeddedBackend(
             model or None,
             threads=cfg.get("threads"),
@@ -88,6 +89,7 @@ def build_backend(
             str(model) if model else None,
             engine_kwargs=cfg.get("engine") or {},
             chat_template_kwargs=cfg.get("chat_template_kwargs"),
+            adapter=adapter or None,
         )
     elif kind == "openai":
         if not model:

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cogrsi_lib.llm.adapter import load_adapter
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.reply_format import ReplyFormat
 from cogrsi_lib.llm.types import Completion, Job, Request
@@ -118,18 +119,9 @@ class EmbeddedBackend(Backend):
         self.path = Path(model_file) if model_file else locate_default_gguf()
         if not self.path.is_file():
             raise EmbeddedUnavailable(f"GGUF file {self.path} does not exist")
-        self.adapter = Path(adapter) if adapter else None
-        adapter_id = ""
-        if self.adapter is not None:
-            weights = self.adapter / "adapter_model.safetensors"
-            if not (weights.is_file() and (self.adapter / "adapter_config.json").is_file()):
-                raise FileNotFoundError(
-                    f"{self.adapter} is not a LoRA adapter folder (adapter_config.json and "
-                    "adapter_model.safetensors); the train stage writes one to "
-                    "reports/train/adapter")
-            from cogrsi_lib.llm.weights import file_sha256
-
-            adapter_id = f"+lora:{file_sha256(weights)[:12]}"
+        lora = load_adapter(adapter) if adapter else None
+        self.adapter = lora.path if lora else None
+        adapter_id = lora.suffix if lora else ""
         self.threads = threads
         self.max_batch = max(1, int(max_batch))
         version = _package_version(DEFAULT_PACKAGE) if model_file is None else "file"

@@ -25,6 +25,11 @@ folder (:func:`~cogrsi_lib.llm.weights.converted_weights`) and served from it. B
 with the same model and engine settings in one process share one engine
 (:func:`shared_engine`): a stage that builds several (two audit translators and a replay
 reader, say) loads the weights once.
+
+``adapter`` serves a LoRA adapter (the ``train`` stage's ``reports/train/adapter``) with vLLM's
+own LoRA support: the engine is built with LoRA enabled at the adapter's rank and every
+request carries a ``LoRARequest`` for it; the model name and identity then name the adapter,
+as the embedded backend's do.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cogrsi_lib.llm.adapter import load_adapter
 from cogrsi_lib.llm.backend import Backend, context_failure
 from cogrsi_lib.llm.reply_format import vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job, sha256_json
@@ -93,6 +99,7 @@ class VLLMBackend(Backend):
         *,
         engine_kwargs: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
+        adapter: str | os.PathLike[str] | None = None,
         llm: Any = None,
     ) -> None:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
@@ -105,7 +112,10 @@ class VLLMBackend(Backend):
             ) from e
         path = str(model) if model else str(converted_weights())
         self.path = path
-        self._model = Path(path).name if Path(path).is_dir() else path
+        lora = load_adapter(adapter) if adapter else None
+        self.adapter = lora
+        self._model = (Path(path).name if Path(path).is_dir() else path) + (
+            lora.suffix if lora else "")
         self.chat_template_kwargs = dict(
             {"enable_thinking": False} if chat_template_kwargs is None else chat_template_kwargs
         )
@@ -115,6 +125,9 @@ class VLLMBackend(Backend):
                               "structured_outputs_config": {"backend": "xgrammar",
                                                             "disable_any_whitespace": True},
                               **dict(engine_kwargs or {})}
+        if lora is not None:
+            kw.update(enable_lora=True, max_loras=1,
+                      max_lora_rank=max(lora.rank, int(kw.get("max_lora_rank") or 0)))
         cpu = self.on_cpu()
         if cpu:
             kw.setdefault("enable_chunked_prefill", False)
@@ -124,12 +137,17 @@ class VLLMBackend(Backend):
             "engine": {k: v for k, v in sorted(kw.items()) if k not in RESOURCE_SETTINGS},
             "chat_template_kwargs": self.chat_template_kwargs,
             "weights": weights_fingerprint(path),
+            "adapter": lora.sha256 if lora else None,
             "vllm": vllm_version(),
             "seeded": self.seeded,
         }
         self.settings = settings
         self._identity = f"{self.kind}:{self._model}#{sha256_json(settings)[:16]}"
         self.llm = llm if llm is not None else shared_engine(self._vllm, path, kw)
+        self._lora_request = None
+        if lora is not None:
+            request_cls = importlib.import_module("vllm.lora.request").LoRARequest
+            self._lora_request = request_cls(lora.suffix.lstrip("+"), 1, str(lora.path))
 
     def on_cpu(self) -> bool:
         try:
@@ -219,6 +237,7 @@ class VLLMBackend(Backend):
             sampling_params=[self.sampling_params(j) for j in jobs],
             use_tqdm=False,
             chat_template_kwargs=self.chat_template_kwargs or None,
+            **({"lora_request": self._lora_request} if self._lora_request else {}),
         )
         wall = time.perf_counter() - t0
         if len(outputs) != len(jobs):

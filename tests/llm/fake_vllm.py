@@ -31,15 +31,26 @@ class FakeParams:
     structured_outputs: FakeStructured | None = None
 
 
+@dataclass
+class FakeLoRARequest:
+    lora_name: str
+    lora_int_id: int
+    lora_path: str
+
+
 class FakeLLM:
     """``calls[i]`` is the list of SamplingParams of the i-th ``chat`` call, ``chats[i]`` its
     conversations and chat template arguments; ``kwargs`` the engine settings. A reply names
-    its sample's seed (``Answer: seed<seed>``); prompt tokens are the conversation's words."""
+    its sample's seed (``Answer: seed<seed>``); prompt tokens are the conversation's words;
+    ``lora_requests[i]`` is the i-th call's LoRA request."""
 
     def __init__(self, model: str, **kwargs):
         self.model, self.kwargs, self.calls, self.chats = model, kwargs, [], []
+        self.lora_requests: list = []
 
-    def chat(self, conversations, sampling_params=None, use_tqdm=False, chat_template_kwargs=None):
+    def chat(self, conversations, sampling_params=None, use_tqdm=False, chat_template_kwargs=None,
+             lora_request=None):
+        self.lora_requests.append(lora_request)
         self.calls.append(sampling_params)
         self.chats.append((conversations, chat_template_kwargs))
         out = types.SimpleNamespace
@@ -57,4 +68,7 @@ def install(monkeypatch) -> types.ModuleType:
     sub.StructuredOutputsParams = FakeStructured
     monkeypatch.setitem(sys.modules, "vllm", mod)
     monkeypatch.setitem(sys.modules, "vllm.sampling_params", sub)
+    lora = types.ModuleType("vllm.lora.request")
+    lora.LoRARequest = FakeLoRARequest
+    monkeypatch.setitem(sys.modules, "vllm.lora.request", lora)
     return mod

@@ -59,6 +59,30 @@ def test_vllm_backend_is_one_batched_chat_call_with_per_sample_seeds(fake_vllm) 
     assert out[1][0].text == f"Answer: seed{Job(r2, 0).seed}"
 
 
+def test_vllm_backend_serves_a_lora_adapter_on_every_request(fake_vllm, tmp_path) -> None:
+    import json
+
+    ad = tmp_path / "reports" / "adapter"
+    ad.mkdir(parents=True)
+    (ad / "adapter_config.json").write_text(json.dumps({"r": 8}))
+    (ad / "adapter_model.safetensors").write_bytes(b"weights")
+    b = build_backend({"backend": "vllm", "model": "m", "adapter": "reports/adapter"},
+                      base_dir=tmp_path)
+    base = build_backend({"backend": "vllm", "model": "m"})
+    assert b.llm.kwargs["enable_lora"] and b.llm.kwargs["max_lora_rank"] == 8
+    assert b.model.startswith("m+lora:") and b.identity != base.identity
+    b.generate([Request.of("one"), Request.of("two")])
+    (req,) = b.llm.lora_requests
+    assert req.lora_path == str(ad) and req.lora_name == b.model.split("+")[1]
+    base.generate([Request.of("one")])
+    assert base.llm.lora_requests == [None] and "enable_lora" not in base.llm.kwargs
+    (ad / "adapter_config.json").write_text("{}")
+    with pytest.raises(ValueError, match="rank"):
+        build_backend({"backend": "vllm", "model": "m", "adapter": str(ad)})
+    with pytest.raises(FileNotFoundError, match="not a LoRA adapter folder"):
+        build_backend({"backend": "vllm", "model": "m", "adapter": str(tmp_path)})
+
+
 def test_vllm_backend_without_vllm_says_how_to_install(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` fail
     with pytest.raises(ImportError, match=r"\.\[vllm\]"):
