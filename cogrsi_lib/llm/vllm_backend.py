@@ -57,6 +57,9 @@ RESOURCE_SETTINGS = frozenset({
     "pipeline_parallel_size", "data_parallel_size", "download_dir",
 })
 
+#: the LoRA ranks vLLM's engine can be built for (``max_lora_rank``); an adapter's rank is
+#: rounded up to the next one
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 #: engines by the vllm module that built them, then by model and settings
 _ENGINES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
@@ -126,8 +129,9 @@ class VLLMBackend(Backend):
                                                             "disable_any_whitespace": True},
                               **dict(engine_kwargs or {})}
         if lora is not None:
+            need = max(lora.rank, int(kw.get("max_lora_rank") or 0))
             kw.update(enable_lora=True, max_loras=1,
-                      max_lora_rank=max(lora.rank, int(kw.get("max_lora_rank") or 0)))
+                      max_lora_rank=min((r for r in LORA_RANKS if r >= need), default=need))
         cpu = self.on_cpu()
         if cpu:
             kw.setdefault("enable_chunked_prefill", False)

@@ -76,6 +76,9 @@ def test_vllm_backend_serves_a_lora_adapter_on_every_request(fake_vllm, tmp_path
     assert req.lora_path == str(ad) and req.lora_name == b.model.split("+")[1]
     base.generate([Request.of("one")])
     assert base.llm.lora_requests == [None] and "enable_lora" not in base.llm.kwargs
+    (ad / "adapter_config.json").write_text(json.dumps({"r": 12}))  # vLLM has no rank 12
+    assert build_backend({"backend": "vllm", "model": "m", "adapter": str(ad)}
+                         ).llm.kwargs["max_lora_rank"] == 16
     (ad / "adapter_config.json").write_text("{}")
     with pytest.raises(ValueError, match="rank"):
         build_backend({"backend": "vllm", "model": "m", "adapter": str(ad)})
