@@ -112,7 +112,10 @@ def test_engine_serves_the_trained_adapter_as_the_embedded_backend_merges_it(
     from cogrsi_lib.train.examples import open_item, oracle_items
 
     adapter = committed_run(find_repo_root(), "train/adapter", tmp_path / "adapter")
-    lora = VLLMBackend(None, engine_kwargs=CPU_ENGINE, adapter=adapter)
+    # a second engine in this process: its KV cache sized outright (vLLM's CPU worker takes
+    # the share of memory it is given minus what the process already holds)
+    lora = VLLMBackend(None, engine_kwargs={**CPU_ENGINE, "kv_cache_memory_bytes": 1 << 30},
+                       adapter=adapter)
     merged = EmbeddedBackend(adapter=adapter, max_batch=8)
     assert lora.model == engine.model + merged.model[len(embedded_model.model):]
     assert lora.identity != engine.identity and lora.engine_kwargs["enable_lora"]
