@@ -120,17 +120,13 @@ class TrainResult:
                     continue
                 rows.append({"phase": ph.phase, "step": int(h["step"]),
                              "global_step": offset + int(h["step"]),
-                             "loss": h.get("loss"), "heldout_accuracy": h.get("heldout_accuracy"),
-                             "heldout_open_accuracy": h.get("heldout_open_accuracy"),
-                             "heldout_open_false_belief_accuracy":
-                                 h.get("heldout_open_false_belief_accuracy"),
+                             "loss": h.get("loss"),
+                             **{c: h.get(c) for c in trainer.HELDOUT_COLUMNS},
                              "reward": h.get("reward"), "learning_rate": h.get("learning_rate")})
             offset += max([int(h.get("step", 0)) for h in ph.history] or [0])
         schema = {"phase": pl.Utf8, "step": pl.Int64, "global_step": pl.Int64,
-                  "loss": pl.Float64, "heldout_accuracy": pl.Float64,
-                  "heldout_open_accuracy": pl.Float64,
-                  "heldout_open_false_belief_accuracy": pl.Float64, "reward": pl.Float64,
-                  "learning_rate": pl.Float64}
+                  "loss": pl.Float64, **dict.fromkeys(trainer.HELDOUT_COLUMNS, pl.Float64),
+                  "reward": pl.Float64, "learning_rate": pl.Float64}
         return pl.DataFrame(rows, schema=schema, orient="row")
 
     def timing(self) -> dict[str, Any]:

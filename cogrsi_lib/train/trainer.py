@@ -115,6 +115,11 @@ def _cached(phase: str, phase_dir: Path) -> PhaseResult | None:
     return PhaseResult(phase, final, hist, cached=True)
 
 
+#: the held-out measurements each log row of a measured step carries
+HELDOUT_COLUMNS = ("heldout_accuracy", "heldout_open_accuracy",
+                   "heldout_open_false_belief_accuracy")
+
+
 def _heldout_callback(phase: str, heldout: Sequence[Example], tok: Any, every: int,
                       at_start: bool = True) -> Any:
     from transformers import TrainerCallback
@@ -128,10 +133,9 @@ def _heldout_callback(phase: str, heldout: Sequence[Example], tok: Any, every: i
             named = [e for e in heldout if not e.labels]
             right = _right(open_picks, model, tok, named)
             false = [r for r, e in zip(right, named, strict=True) if e.meta.get("false_belief")]
+            values = (option_accuracy(model, tok, lettered), _mean(right), _mean(false))
             state.log_history.append({"step": state.global_step, "phase": phase,
-                                      "heldout_accuracy": option_accuracy(model, tok, lettered),
-                                      "heldout_open_accuracy": _mean(right),
-                                      "heldout_open_false_belief_accuracy": _mean(false)})
+                                      **dict(zip(HELDOUT_COLUMNS, values, strict=True))})
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if heldout and at_start and state.global_step == 0:
