@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError
 
 __all__ = ["SCHEMAS", "StageParams", "StageParamsError", "load", "validate_file"]
 
@@ -320,7 +320,9 @@ class TrainParams(StageParams):
     max_agents: int = 3
     min_events: int = 3
     max_events: int = 8
-    situations: list[Literal["exploretom", "oracle"]] = ["exploretom", "oracle"]
+    # share of the worlds from each situation set (cogrsi_lib/oracle/situations.py)
+    situations: dict[Literal["tomi", "exploretom", "oracle"], PositiveFloat] = {
+        "exploretom": 1.0, "oracle": 1.0}
     n_examples: int = 8
     mix: dict[str, float] = {"answer.plain": 0.35, "answer.open": 0.2, "answer.annotated": 0.15,
                              "reader.perception": 0.05, "reader.arbitration": 0.1,
@@ -345,6 +347,8 @@ class TrainParams(StageParams):
     eval_n_pairs: int = 2
     eval_benchmarks: dict[str, int] = {"tomi": 1, "hi-tom": 1}  # items per question type
     eval_open: list[str] = ["oracle_nested"]  # sets also asked as open questions (no options)
+    # strata (by prefix) of sets also asked open after thinking first, as traced examples are
+    eval_traced: dict[str, list[str]] = {}
     eval_seed: int = 0
     bootstrap_resamples: int = 2000
 

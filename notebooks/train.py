@@ -76,7 +76,7 @@ show_chart(report.heldout_chart(history), out / 'heldout_accuracy')
 # %% [markdown]
 # ## Base vs trained
 #
-# The same greedy direct-answer requests (the reader's `answer.direct` prompt with its reply format enforced) to the base and the trained model. `diff` is trained - base in accuracy, with a 95% interval from a paired bootstrap over stories. The benchmarks are asked in the reader's prompt, not their official ones, and scored by the option label: this measures how far the trained behaviour transfers, not the benchmarks' official scores. The sets marked `(open)` ask the same items without options: the reply names the place, and it is right when the gold is the only one of the lettered version's options it names ("the key is in the box" counts as "box"; naming two counts as wrong). This is more lenient than ToMi's exact one-word match. Their chance is a uniform pick among those options.
+# The same greedy direct-answer requests (the reader's `answer.direct` prompt with its reply format enforced) to the base and the trained model. `diff` is trained - base in accuracy, with a 95% interval from a paired bootstrap over stories. The benchmarks are asked in the reader's prompt, not their official ones, and scored by the option label: this measures how far the trained behaviour transfers, not the benchmarks' official scores. The sets marked `(open)` ask the same items without options: the reply names the place, and it is right when the gold is the only one of the lettered version's options it names ("the key is in the box" counts as "box"; naming two counts as wrong). This is more lenient than ToMi's exact one-word match. Their chance is a uniform pick among those options. The sets marked `(traced)` ask the strata of `eval_traced` open after thinking first (the reader's grounded instruction, reasoning then answer, as the `answer.traced` training examples), scored as the open sets.
 
 # %%
 tally = start_tally()
@@ -85,6 +85,7 @@ items += compare.pair_items(p.eval_n_pairs, p.eval_pairs)
 bench_items, missing = compare.bench_items(p.eval_benchmarks, p.eval_seed)
 items += bench_items
 items += compare.open_items(items, p.eval_open)
+items += compare.traced_items(items, p.eval_traced)
 base = build_backend(p.llm, base_dir=root)
 trained = build_backend({**p.llm, 'adapter': str(adapter)}, base_dir=root)
 records = pl.concat([compare.ask(base, items, 'base'), compare.ask(trained, items, 'trained')])

@@ -75,6 +75,21 @@ def exploretom_config(base: SamplerConfig | None = None) -> SamplerConfig:
     return replace(base, weights=kept, max_asymmetric=MAX_ASYMMETRIC)
 
 
+#: the event types of ToMi's stories (ExploreToM's ``tomi`` interaction type)
+TOMI_EVENTS = ("enter", "leave", "move")
+
+
+def tomi_config(base: SamplerConfig | None = None) -> SamplerConfig:
+    """``base`` restricted to ToMi's situations, the simplest false beliefs: agents enter and
+    leave one room and move the object between closed containers; every move is seen by
+    exactly the agents present (none secretly watched or missed), and no property changes."""
+    base = base or SamplerConfig()
+    weights = dict(base.weights) if base.weights else dict(DEFAULT_WEIGHTS)
+    kept = tuple((t, w) for t, w in weights.items() if t in TOMI_EVENTS)
+    return replace(base, weights=kept, max_asymmetric=0, p_hidden_observer=0.0, p_missed=0.0,
+                   p_open_container=0.0, p_property=0.0)
+
+
 #: development-data situation sets the loops can draw from (``params.yaml: loops.dev_situations``)
 SITUATIONS = {"oracle": "every oracle event (sleep, whispers, lies and peeks included)",
               NAME: "ExploreToM's physical-access situations (cogrsi_lib/oracle/situations.py)"}

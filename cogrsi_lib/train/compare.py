@@ -4,10 +4,12 @@ paired difference per set and stratum with a cluster bootstrap over stories (Cog
 The sets are the held-out oracle items by depth (the nested benchmark's R0-R4 cells, oracle
 default words), the counterfactual eval pairs (eval lexicon), and seeded samples of each
 benchmark present (ToMi, Hi-ToM, BigToM, ToMBench) per question type. Every item is asked
-with the reader's direct-answer prompt and its declared reply format (``answer.direct``),
-the format the model was trained on; a reply is right when its option label is the gold
-one. This is not each benchmark's official prompt: the comparison measures transfer of the
-trained behaviour, and the report says so.
+with the reader's direct-answer prompt and its declared reply format (``answer.direct``);
+a reply is right when its option label is the gold one. Chosen sets are also asked open
+(the reply names the place) and, for chosen strata, open after thinking first
+(``answer.reasoned`` under the grounded instruction, the form of the traced training
+examples); both models get the same requests. This is not each benchmark's official
+prompt: the comparison measures transfer of the trained behaviour, and the report says so.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.views import plain_view
 from cogrsi_lib.stats import paired_bootstrap
-from cogrsi_lib.train.examples import open_item
+from cogrsi_lib.train.examples import TRACE_TOKENS, open_item
 
 ANSWER_TOKENS = 32
+#: how an item is asked: ``direct`` (the answer alone) or ``traced`` (think first)
+TRACED = "traced"
 NESTED, PAIRS = "oracle_nested", "eval_pairs"
 
 
@@ -91,6 +95,19 @@ def open_items(items: Sequence[ReaderItem], sets: Sequence[str]) -> list[ReaderI
             for it in items if it.meta["eval_set"] in sets and it.options]
 
 
+def traced_items(items: Sequence[ReaderItem],
+                 strata: Mapping[str, Sequence[str]]) -> list[ReaderItem]:
+    """The multiple-choice items of each set in ``strata`` whose stratum starts with one of
+    its prefixes, asked open with the grounded reader's instruction to think first (the
+    form of the ``answer.traced`` training examples), in the set ``"<set> (traced)"``; scored
+    as open questions (:func:`open_items`)."""
+    return [open_item(it).with_meta(eval_set=f"{it.meta['eval_set']} (traced)",
+                                    candidates=list(it.options), ask=TRACED)
+            for it in items if it.options and any(
+                str(it.meta["stratum"]).startswith(pre)
+                for pre in strata.get(it.meta["eval_set"], ()))]
+
+
 def named_candidate(answer: str | None, candidates: Sequence[str]) -> str | None:
     """The one candidate an open answer names (as whole words, after normalisation), or
     None when it names none or several ("in the drawer, not the box" names two)."""
@@ -105,9 +122,13 @@ def _tag(item: ReaderItem, source: str, stratum: str, **meta: Any) -> ReaderItem
 
 
 def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFrame:
-    """One greedy direct answer per item; per-item rows with the parse and the verdict."""
-    params = SamplingParams(max_tokens=ANSWER_TOKENS, temperature=0.0)
-    requests = [prompts.answer_request(it, plain_view(it), params, think=prompts.THINK_NONE)
+    """One greedy answer per item, direct or (items of :func:`traced_items`) after thinking;
+    per-item rows with the parse and the verdict."""
+    direct = SamplingParams(max_tokens=ANSWER_TOKENS, temperature=0.0)
+    traced = SamplingParams(max_tokens=TRACE_TOKENS, temperature=0.0)
+    requests = [prompts.answer_request(it, plain_view(it), traced, think=prompts.THINK_GROUNDED)
+                if it.meta.get("ask") == TRACED else
+                prompts.answer_request(it, plain_view(it), direct, think=prompts.THINK_NONE)
                 for it in items]
     replies = backend.generate(requests)
     rows = []
@@ -131,7 +152,7 @@ def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFra
 
 
 #: aggregates reported beside the strata: (set, name, strata it pools)
-POOLS = tuple((f"{s}{form}", name, prefix) for form in ("", " (open)")
+POOLS = tuple((f"{s}{form}", name, prefix) for form in ("", " (open)", " (traced)")
               for s, name, prefix in (("tomi", "first_order", "first_order_"),
                                       ("tomi", "second_order", "second_order_"),
                                       (NESTED, "R1-R4", "R")))

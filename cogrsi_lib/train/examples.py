@@ -31,7 +31,7 @@ from typing import Any
 from cogrsi_lib.llm.types import Message, SamplingParams
 from cogrsi_lib.oracle import sampler
 from cogrsi_lib.oracle.answer import answer_all
-from cogrsi_lib.oracle.render import render, render_question
+from cogrsi_lib.oracle.render import Story, render, render_question
 from cogrsi_lib.oracle.sampler import SamplerConfig, sample_worlds
 from cogrsi_lib.oracle.world import Question, World
 from cogrsi_lib.pairs.lexicon import EVAL, GATE, TRAIN, Lexicon, words_in
@@ -40,10 +40,12 @@ from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.perception import Perception, perception_request
 from cogrsi_lib.reader.views import annotated_view, plain_view
 
-FAMILIES = ("answer.plain", "answer.open", "answer.annotated", "reader.perception",
-            "reader.arbitration", "pairs")
+FAMILIES = ("answer.plain", "answer.open", "answer.traced", "answer.annotated",
+            "reader.perception", "reader.arbitration", "pairs")
 #: output cap of a direct answer (the reply is about eight tokens)
 ANSWER_TOKENS = 32
+#: output cap of a traced answer (the trace of a long story is about 80 tokens)
+TRACE_TOKENS = 160
 ARBITRATION_TOKENS = 96
 #: share of false-belief questions at each depth from R1 up (R0 asks about reality)
 FALSE_BELIEF_SHARE = 0.5
@@ -57,6 +59,7 @@ class OracleItem:
     depth: int
     false_belief: bool
     perceivers: tuple[tuple[str, ...], ...]
+    trace: str | None = None  # :func:`trace`, when it reaches the gold
 
 
 @dataclass(frozen=True)
@@ -166,8 +169,58 @@ def oracle_items(
             named = [a for a in world.agents if a in story.text]
             perceivers = tuple(tuple(a for a in named if a in line.perceivers)
                                for line in story.lines)
-            out.append(OracleItem(item, q.depth, fb, perceivers))
+            out.append(OracleItem(item, q.depth, fb, perceivers,
+                                  trace(world, story, q, str(a.value))))
     return out
+
+
+def trace(world: World, story: Story, q: Question, gold: str) -> str | None:
+    """A scratchpad for a reality or first-order location question, written from the story's
+    lines and their perceivers: in order, every line that places the object (``7 trough``)
+    and, for a belief, whether the agent perceived it (``seen``/``unseen``), the agent's
+    entrances and exits (``8 Anne out``), what the agent is told or finds by looking. The
+    answer is the last place seen. None for deeper questions, and when that answer is not the
+    oracle's ``gold`` (e.g. a whisper from a known liar): the trace is a way to the answer
+    the oracle gives, never a different one.
+    """
+    if q.kind != "location" or q.depth > 1:
+        return None
+    agent = q.chain[0] if q.chain else None
+    steps: list[str] = []
+    belief = real = world.location
+
+    def placed(n: int, place: str, who: frozenset[str]) -> None:
+        nonlocal belief
+        if agent is None:
+            steps.append(f"{n} {place}")
+            belief = place
+        elif agent in who:
+            steps.append(f"{n} {place} seen")
+            belief = place
+        else:
+            steps.append(f"{n} {place} unseen")
+
+    for n, line in enumerate(story.lines, start=1):
+        if line.event is None:
+            if world.object in line.text and f" {world.location}" in line.text:
+                placed(n, world.location, line.perceivers)
+            continue
+        e = world.events[line.event]
+        if e.type == "move" and e.to is not None:
+            real = e.to
+            placed(n, e.to, line.perceivers)
+        elif agent is None or e.actor != agent and e.listener != agent:
+            continue
+        elif e.type in ("enter", "leave", "sleep", "wake"):
+            word = {"enter": "in", "leave": "out", "sleep": "asleep", "wake": "awake"}[e.type]
+            steps.append(f"{n} {agent} {word}")
+        elif e.type == "whisper" and e.listener == agent and e.location is not None:
+            steps.append(f"{n} told {e.location}")
+            belief = e.location
+        elif e.type == "peek":
+            steps.append(f"{n} looks: {real}")
+            belief = real
+    return "; ".join(steps) if belief == gold else None
 
 
 def _compact(value: Mapping[str, Any]) -> str:
@@ -197,6 +250,29 @@ def answer_example(it: OracleItem | ReaderItem, view: str = "plain", family: str
     depth = it.depth if isinstance(it, OracleItem) else item.meta.get("depth")
     return Example(family or f"answer.{view}", item.item_id, request.messages, target,
                    label, depth, tuple(item.labels or ()), dict(meta or {}))
+
+
+def traced_example(it: OracleItem) -> Example:
+    """``it`` asked open with the grounded reader's instruction to think first: the reply's
+    reasoning is the item's :func:`trace`, then the answer names the place."""
+    if it.trace is None:
+        raise ValueError(f"{it.item.item_id}: no trace reaches the gold")
+    item = open_item(it.item)
+    request = prompts.answer_request(item, plain_view(item), SamplingParams(
+        max_tokens=TRACE_TOKENS, temperature=0.0), think=prompts.THINK_GROUNDED)
+    target = _compact({"reasoning": it.trace, "answer": item.gold})
+    _check(request.constraint, target)
+    return Example("answer.traced", item.item_id, request.messages, target, item.gold,
+                   it.depth, (), {"false_belief": it.false_belief})
+
+
+def traceable(it: OracleItem) -> bool:
+    """Has ``it`` a trace, short enough for a traced reply's cap?"""
+    if it.trace is None:
+        return False
+    fmt = prompts.answer_format(open_item(it.item), prompts.THINK_GROUNDED, TRACE_TOKENS)
+    return fmt.ok(_compact({"reasoning": it.trace, "answer": it.item.option_text(
+        it.item.gold_key())}))
 
 
 def perception_example(it: OracleItem) -> Example:
@@ -254,6 +330,16 @@ def _check(fmt: Any, target: str) -> None:
         raise ValueError(f"training target {target!r} does not fit its reply format")
 
 
+def shares(n: int, weights: Sequence[float]) -> list[int]:
+    """``n`` split in proportion to ``weights`` by largest remainders (the parts sum to n)."""
+    total = sum(weights)
+    exact = [n * w / total for w in weights]
+    parts = [int(x) for x in exact]
+    for i in sorted(range(len(parts)), key=lambda i: parts[i] - exact[i])[: n - sum(parts)]:
+        parts[i] += 1
+    return parts
+
+
 def build_examples(items: Sequence[OracleItem], mix: Mapping[str, float], seed: int,
                    n: int, pairs: Sequence[Example] = ()) -> list[Example]:
     """``n`` examples in the proportions of ``mix`` (families of :data:`FAMILIES`), each
@@ -264,11 +350,7 @@ def build_examples(items: Sequence[OracleItem], mix: Mapping[str, float], seed: 
     total = sum(mix.values())
     if total <= 0:
         raise ValueError("the mix needs a positive weight")
-    # largest remainders: the counts add up to n exactly
-    exact = {f: n * w / total for f, w in mix.items()}
-    counts = {f: int(x) for f, x in exact.items()}
-    for f in sorted(exact, key=lambda f: counts[f] - exact[f])[: n - sum(counts.values())]:
-        counts[f] += 1
+    counts = dict(zip(mix, shares(n, list(mix.values())), strict=True))
     need = sum(c for f, c in counts.items() if f != "pairs")
     if need > len(items):
         raise ValueError(f"{need} oracle examples asked for, {len(items)} items drawn")
@@ -283,13 +365,22 @@ def build_examples(items: Sequence[OracleItem], mix: Mapping[str, float], seed: 
         if fam == "pairs":
             out += list(pairs[:k])
             continue
-        take, pool = pool[:k], pool[k:]
+        if fam == "answer.traced":  # only items whose trace reaches the gold
+            take = [it for it in pool if traceable(it)][:k]
+            if len(take) < k:
+                raise ValueError(f"{k} traced examples asked for, {len(take)} traceable")
+            chosen = {id(it) for it in take}
+            pool = [it for it in pool if id(it) not in chosen]
+        else:
+            take, pool = pool[:k], pool[k:]
         for it in take:
             if fam == "answer.plain":
                 out.append(answer_example(it, "plain"))
             elif fam == "answer.open":
                 out.append(answer_example(replace(it, item=open_item(it.item)),
                                           family="answer.open"))
+            elif fam == "answer.traced":
+                out.append(traced_example(it))
             elif fam == "answer.annotated":
                 out.append(answer_example(it, "annotated"))
             elif fam == "reader.perception":

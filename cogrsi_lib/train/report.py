@@ -24,10 +24,13 @@ def loss_chart(history: pl.DataFrame) -> alt.Chart:
 
 
 def heldout_chart(history: pl.DataFrame) -> alt.Chart:
-    """Held-out accuracy during training: asked by option label, asked open, and asked open
-    on the false-belief items alone (where naming the object's place now is wrong)."""
+    """Held-out accuracy during training: asked by option label, asked open, asked open after
+    thinking first (traced), and the last two on the false-belief items alone (where naming
+    the object's place now is wrong)."""
     ways = {"heldout_accuracy": "by label", "heldout_open_accuracy": "open",
-            "heldout_open_false_belief_accuracy": "open, false beliefs"}
+            "heldout_open_false_belief_accuracy": "open, false beliefs",
+            "heldout_traced_accuracy": "traced",
+            "heldout_traced_false_belief_accuracy": "traced, false beliefs"}
     df = (history.select("phase", "global_step", *ways)
           .unpivot(index=["phase", "global_step"], variable_name="asked", value_name="accuracy")
           .filter(pl.col("accuracy").is_not_null() & pl.col("accuracy").is_not_nan())

@@ -18,8 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from cogrsi_lib.oracle.situations import exploretom_config
-from cogrsi_lib.pairs.generate import allocate
+from cogrsi_lib.oracle.situations import exploretom_config, tomi_config
 from cogrsi_lib.pairs.lexicon import words_in
 from cogrsi_lib.progress import phase
 from cogrsi_lib.stage_params import TrainParams
@@ -35,6 +34,9 @@ from cogrsi_lib.train.examples import (
     oracle_items,
     pair_examples,
     sampler_config,
+    shares,
+    traceable,
+    traced_example,
 )
 
 #: seed offsets of the three draws of one run (training, held-out, GRPO prompts)
@@ -60,13 +62,16 @@ class TrainingSet:
 
 
 def _items(p: TrainParams, draw: str, n_worlds: int) -> list[OracleItem]:
+    """``n_worlds`` worlds of ``draw``, split over the situation sets by their shares."""
     size = {"min_agents": 2, "max_agents": p.max_agents, "min_events": p.min_events,
             "max_events": p.max_events}
     configs = {"exploretom": exploretom_config(sampler_config(**size)),
-               "oracle": sampler_config(**size)}
+               "oracle": sampler_config(**size), "tomi": tomi_config(sampler_config(**size))}
+    names = list(p.situations)
     out: list[OracleItem] = []
-    for k, (name, n) in enumerate(zip(p.situations, allocate(n_worlds, len(p.situations)),
-                                      strict=True)):
+    for name, n in zip(names, shares(n_worlds, [p.situations[x] for x in names]), strict=True):
+        # each set keeps its seed whatever the others' shares (its index among all sets)
+        k = list(configs).index(name)
         out += oracle_items(n, 1000 * p.seed + _DRAWS[draw] + k, per_world=p.per_world,
                             max_depth=p.max_depth, depth_weights=p.depth_weights,
                             false_belief_share=p.false_belief_share, config=configs[name])
@@ -95,6 +100,8 @@ def training_set(p: TrainParams) -> TrainingSet:
     heldout = tuple(answer_example(it) for it in held) + tuple(
         answer_example(replace(it, item=open_item(it.item)), family="answer.open",
                        meta={"options": list(it.item.options or ())}) for it in held)
+    if p.mix.get("answer.traced"):  # and asked to think first, where a trace reaches the gold
+        heldout += tuple(traced_example(it) for it in held if traceable(it))
     grpo = tuple(answer_example(it) for it in fresh("grpo", p.n_grpo))
     bad = forbidden_words()
     leaked = leaked_words([it.item for it in items]).union(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cogrsi_lib.stage_params import LoraParams, TrainParams
-from cogrsi_lib.train.examples import Example
+from cogrsi_lib.train.examples import TRACE_TOKENS, Example
 
 SFT, GRPO = "sft", "grpo"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
@@ -117,7 +117,8 @@ def _cached(phase: str, phase_dir: Path) -> PhaseResult | None:
 
 #: the held-out measurements each log row of a measured step carries
 HELDOUT_COLUMNS = ("heldout_accuracy", "heldout_open_accuracy",
-                   "heldout_open_false_belief_accuracy")
+                   "heldout_open_false_belief_accuracy", "heldout_traced_accuracy",
+                   "heldout_traced_false_belief_accuracy")
 
 
 def _heldout_callback(phase: str, heldout: Sequence[Example], tok: Any, every: int,
@@ -130,10 +131,13 @@ def _heldout_callback(phase: str, heldout: Sequence[Example], tok: Any, every: i
 
         def _measure(self, state: Any, model: Any) -> None:
             lettered = [e for e in heldout if e.labels]
-            named = [e for e in heldout if not e.labels]
+            named = [e for e in heldout if e.family == "answer.open"]
+            traced = [e for e in heldout if e.family == "answer.traced"]
             right = _right(open_picks, model, tok, named)
-            false = [r for r, e in zip(right, named, strict=True) if e.meta.get("false_belief")]
-            values = (option_accuracy(model, tok, lettered), _mean(right), _mean(false))
+            by_trace = _right(traced_picks, model, tok, traced)
+            values = (option_accuracy(model, tok, lettered), _mean(right),
+                      _false_beliefs(right, named), _mean(by_trace),
+                      _false_beliefs(by_trace, traced))
             state.log_history.append({"step": state.global_step, "phase": phase,
                                       **dict(zip(HELDOUT_COLUMNS, values, strict=True))})
 
@@ -378,6 +382,10 @@ def _right(pick: Any, model: Any, tok: Any, examples: Sequence[Example]) -> list
     return [p == e.gold for p, e in zip(picks, examples, strict=True)]
 
 
+def _false_beliefs(right: Sequence[bool], examples: Sequence[Example]) -> float:
+    return _mean([r for r, e in zip(right, examples, strict=True) if e.meta.get("false_belief")])
+
+
 def _mean(right: Sequence[bool]) -> float:
     return sum(right) / len(right) if right else float("nan")
 
@@ -426,6 +434,46 @@ def open_picks(model: Any, tok: Any, examples: Sequence[Example]) -> list[str]:
     if was_training:
         model.train()
     return picks
+
+
+def traced_picks(model: Any, tok: Any, examples: Sequence[Example]) -> list[str | None]:
+    """The answer of each traced example's greedy reply (:func:`traced_replies`), or None
+    when the reply is not the traced reply's JSON object."""
+    return [_traced_answer(text) for text in traced_replies(model, tok, examples)]
+
+
+def traced_replies(model: Any, tok: Any, examples: Sequence[Example], batch_size: int = 8,
+                   max_tokens: int = TRACE_TOKENS) -> list[str]:
+    """Each example's greedy reply, unconstrained, up to ``max_tokens`` tokens (a traced
+    reply thinks first, so the answer cannot be scored from one token)."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    replies: list[str] = []
+    with torch.no_grad():
+        for start in range(0, len(examples), batch_size):
+            prompts = [_prompt_ids(tok, e) for e in examples[start:start + batch_size]]
+            width = max(len(p) for p in prompts)
+            ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+            mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+            out = model.generate(input_ids=ids, attention_mask=mask, do_sample=False,
+                                 max_new_tokens=max_tokens, pad_token_id=pad)
+            replies += [tok.decode(row, skip_special_tokens=True) for row in out[:, width:]]
+    if was_training:
+        model.train()
+    return replies
+
+
+def _traced_answer(text: str) -> str | None:
+    try:
+        value = json.loads(text.strip())
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or set(value) != {"reasoning", "answer"}:
+        return None
+    return str(value["answer"])
 
 
 def option_picks(model: Any, tok: Any, examples: Sequence[Example],

@@ -70,3 +70,24 @@ def test_unknown_situation_set_and_bad_cap_are_errors():
     with pytest.raises(ValueError, match="max_asymmetric"):
         SamplerConfig(max_asymmetric=-1)
     assert situations.sampler_config("oracle") == SamplerConfig()
+
+
+@fast(60)
+@given(cfg=sampler_configs(), seed=st.integers(0, 2**32 - 1))
+def test_tomi_sampler_keeps_to_enter_leave_and_move_seen_by_exactly_who_is_there(cfg, seed):
+    cfg = replace(cfg, p_hidden_observer=0.5, p_missed=0.5, p_open_container=0.5)
+    w = sample_world(random.Random(seed), situations.tomi_config(cfg))
+    assert {e.type for e in w.events} <= set(situations.TOMI_EVENTS)
+    assert not any(situations.asymmetric(e) for e in w.events)
+    assert not w.open_containers and situations.inside(w)
+
+
+def test_tomi_worlds_still_hold_false_beliefs():
+    from cogrsi_lib.oracle.answer import answer_all
+    from cogrsi_lib.oracle.sampler import all_questions
+
+    fb = 0
+    for w in sample_worlds(100, 3, situations.tomi_config()):
+        qs = tuple(q for q in all_questions(w, 1) if q.kind == "location" and q.depth == 1)
+        fb += any(a.known and a.false_belief for a in answer_all(w, qs))
+    assert fb > 20

@@ -99,3 +99,29 @@ def test_an_open_answer_counts_when_it_names_exactly_one_candidate():
     assert named_candidate("in the box, not the hatbox", places) is None
     assert named_candidate("bureaucratic", places) is None
     assert named_candidate(None, places) is None
+
+
+def test_traced_strata_are_asked_to_think_first_and_scored_by_the_place_named():
+    from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text
+    from cogrsi_lib.reader.items import ReaderItem
+    from cogrsi_lib.train.compare import ask, traced_items
+
+    lettered = [ReaderItem(f"i{k}", "1 Ann put the key in the box.", "Where?",
+                           ("box", "tray"), "A").with_meta(eval_set=s, stratum=st)
+                for k, (s, st) in enumerate((("tomi", "first_order_1_tom"), ("tomi", "memory"),
+                                             (NESTED, "R1"), (NESTED, "R2")))]
+    traced = traced_items(lettered, {"tomi": ["first_order"], NESTED: ["R0", "R1"]})
+    assert [it.item_id for it in traced] == ["i0", "i2"]
+    assert {it.meta["eval_set"] for it in traced} == {"tomi (traced)", f"{NESTED} (traced)"}
+
+    def respond(job):
+        text = prompt_text(job)
+        if "Think step by step" in text:
+            return '{"reasoning":"1 box seen","answer":"the box"}'
+        return '{"answer":"A"}'
+
+    rows = ask(ScriptedBackend(respond), [lettered[0], *traced], "base")
+    assert rows["status"].to_list() == ["ok", "ok", "ok"]
+    assert rows["correct"].all() and rows["set"].to_list()[1:] == ["tomi (traced)",
+                                                                   f"{NESTED} (traced)"]
+    assert rows["reply"][1].startswith('{"reasoning"')

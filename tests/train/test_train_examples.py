@@ -13,7 +13,7 @@ from cogrsi_lib.oracle import sampler
 from cogrsi_lib.oracle.render import CHAT, NARRATIVE
 from cogrsi_lib.pairs.lexicon import EVAL, GATE, TRAIN, words_in
 from cogrsi_lib.reader.items import ReaderItem
-from cogrsi_lib.stage_params import load
+from cogrsi_lib.stage_params import StageParamsError, load
 from cogrsi_lib.train.examples import (
     FAMILIES,
     answer_example,
@@ -25,6 +25,7 @@ from cogrsi_lib.train.examples import (
     oracle_items,
     pair_examples,
     perception_example,
+    shares,
 )
 from cogrsi_lib.train.stage import training_set
 
@@ -201,6 +202,24 @@ def test_training_set_keeps_heldout_and_grpo_stories_out_of_training():
     assert table.height == 48
 
 
+def test_worlds_are_split_over_the_situation_sets_by_their_shares():
+    from cogrsi_lib.train.stage import _items
+
+    assert shares(10, [3, 1]) == [8, 2] and shares(7, [1, 1, 1]) == [3, 2, 2]
+    assert sum(shares(1000, [0.55, 0.25, 0.04, 0.04, 0.04, 0.08])) == 1000
+    p = load("train", {"situations": {"tomi": 3, "exploretom": 1}, "per_world": 1,
+                       "false_belief_share": 0.0})
+    items = _items(p, "train", 40)
+    # a story's id names its situation set's seed: exploretom 0, oracle 1, tomi 2
+    worlds = Counter(it.item.story_id.split("-")[1] for it in items)
+    assert set(worlds) == {"0", "2"} and 20 <= worlds["2"] <= 30 and 5 <= worlds["0"] <= 10
+    assert worlds["2"] > 2 * worlds["0"]
+    with pytest.raises(StageParamsError):
+        load("train", {"situations": {"tomi": 0}})
+    with pytest.raises(StageParamsError):
+        load("train", {"situations": {"bigtom": 1}})
+
+
 def test_stories_are_told_in_every_phrasing_and_asked_in_the_same_one(items):
     used = Counter()
     for it in items:
@@ -245,3 +264,66 @@ def test_an_open_question_is_answered_by_naming_the_gold_option(items):
         open_item(opened)
     ex = build_examples(items, {"answer.open": 1, "answer.plain": 1}, 0, 20)
     assert Counter(e.family for e in ex) == {"answer.open": 10, "answer.plain": 10}
+
+
+def _trace(events, chain, **world):
+    from cogrsi_lib.oracle.answer import answer_all
+    from cogrsi_lib.oracle.render import render
+    from cogrsi_lib.oracle.world import Question
+    from cogrsi_lib.train.examples import trace
+    from tests.oracle.helpers import make_world
+
+    w = make_world(events, **world)
+    q = Question("location", tuple(chain))
+    gold = str(answer_all(w, (q,))[0].value)
+    return trace(w, render(w, NARRATIVE), q, gold), gold
+
+
+def test_a_trace_follows_what_the_agent_perceived_to_the_oracles_answer():
+    # Sally leaves, Anne moves the marble twice: Sally last saw it in the basket
+    got, gold = _trace(["Sally leave", "Anne move box", "Anne move drawer"], ["Sally"])
+    assert gold == "basket"
+    assert got == "3 basket seen; 4 Sally out; 5 box unseen; 6 drawer unseen"
+    # she comes back and sees the next move; reality is the last place
+    got, gold = _trace(["Sally leave", "Anne move box", "Sally enter", "Anne move drawer"],
+                       ["Sally"])
+    assert gold == "drawer" and got.endswith("6 Sally in; 7 drawer seen")
+    got, gold = _trace(["Sally leave", "Anne move box"], [])
+    assert (got, gold) == ("3 basket; 5 box", "box")
+    # told by a whisper, and finding out by looking
+    got, gold = _trace(["Sally leave", "Anne move box", "Sally enter",
+                        "Anne whisper Sally drawer"], ["Sally"])
+    assert gold == "drawer" and got.endswith("6 Sally in; 7 told drawer")
+    got, gold = _trace(["Sally leave", "Anne move box", "Sally enter", "Sally peek"], ["Sally"])
+    assert gold == "box" and got.endswith("7 looks: box")
+
+
+def test_no_trace_for_deeper_questions_or_where_it_would_miss_the_gold():
+    from cogrsi_lib.oracle.render import render
+    from cogrsi_lib.oracle.world import Question
+    from cogrsi_lib.train.examples import trace
+    from tests.oracle.helpers import make_world
+
+    got, _ = _trace(["Sally leave", "Anne move box"], ["Anne", "Sally"])
+    assert got is None
+    w = make_world(["Sally leave", "Anne move box"])
+    assert trace(w, render(w, NARRATIVE), Question("location", ("Sally",)), "box") is None
+
+
+def test_traced_examples_reply_the_trace_then_the_gold_within_their_cap(items):
+    from cogrsi_lib.train.examples import traceable, traced_example
+
+    traced = [it for it in items if traceable(it)]
+    assert traced and all(it.depth <= 1 for it in traced)
+    for it in traced[:20]:
+        e = traced_example(it)
+        reply = json.loads(e.completion)
+        assert list(reply) == ["reasoning", "answer"] and reply["reasoning"] == it.trace
+        assert reply["answer"] == e.gold == it.item.option_text(it.item.gold_key())
+        assert "Think step by step" in e.messages[-1].content and "Options" not in \
+            e.messages[-1].content
+    untraced = next(it for it in items if it.trace is None)
+    with pytest.raises(ValueError, match="no trace"):
+        traced_example(untraced)
+    made = build_examples(items, {"answer.traced": 1, "answer.plain": 1}, 0, 20)
+    assert Counter(e.family for e in made) == {"answer.traced": 10, "answer.plain": 10}

@@ -209,3 +209,20 @@ def test_a_folder_without_an_adapter_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown llm settings"):
         build_backend({"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
                        "adapter": str(tmp_path)})
+
+
+def test_traced_replies_batched_are_the_replies_one_at_a_time():
+    """Greedy traced replies generated in a left-padded batch equal each reply generated
+    alone; the answer is read only from the exact traced object."""
+    from cogrsi_lib.train.examples import oracle_items, traceable, traced_example
+
+    traced = [traced_example(it) for it in oracle_items(12, 4) if traceable(it)][:3]
+    assert len(traced) == 3 and len({len(e.messages[-1].content) for e in traced}) > 1
+    model, tok = trainer.load_base()
+    batched = trainer.traced_replies(model, tok, traced, batch_size=3, max_tokens=24)
+    alone = [trainer.traced_replies(model, tok, [e], batch_size=1, max_tokens=24)[0]
+             for e in traced]
+    assert batched == alone and all(batched)
+    assert trainer._traced_answer('{"reasoning":"3 box seen","answer":"box"}') == "box"
+    assert trainer._traced_answer('{"answer":"box"}') is None
+    assert trainer._traced_answer("box") is None
