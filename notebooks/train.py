@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Training the embedded model on oracle items
 #
-# A LoRA adapter for SmolLM2-135M-Instruct, trained on oracle items written in the reader's own prompts and reply formats (direct answers to R0-R4 location questions on plain and perception-marked stories, by option label or, as open questions, by naming the place; perception labels, arbitration, counterfactual pairs): supervised fine-tuning, then GRPO whose reward is the oracle's answer (the Zing report's staged training). Every training story comes from the `train` lexicon (`cogrsi_lib/pairs/lexicon.py`), which shares no name, place, object, container or sentence template with the gate and eval pairs, the nested benchmark, the audit sample or the golden worlds. Then base and trained answer the same held-out items: the nested benchmark by depth, the eval pairs, and samples of ToMi, Hi-ToM, BigToM and ToMBench.
+# A LoRA adapter for SmolLM2-135M-Instruct, trained on oracle items written in the reader's own prompts and reply formats (direct answers to R0-R4 location questions on plain and perception-marked stories, by option label or, as open questions, by naming the place; optionally, open answers after a reasoning step that is the oracle's trace of what the agent perceived; perception labels, arbitration, counterfactual pairs): supervised fine-tuning, then GRPO whose reward is the oracle's answer (the Zing report's staged training). Every training story comes from the `train` lexicon (`cogrsi_lib/pairs/lexicon.py`), which shares no name, place, object, container or sentence template with the gate and eval pairs, the nested benchmark, the audit sample or the golden worlds. Then base and trained answer the same held-out items: the nested benchmark by depth, the eval pairs, and samples of ToMi, Hi-ToM, BigToM and ToMBench.
 #
 # Training resumes from its last checkpoint when interrupted, and a finished run is reused (`work_dir`, one folder per fingerprint of settings and data). Any stage uses the trained model by adding `adapter: reports/train/adapter` to its `llm` settings.
 
@@ -61,7 +61,7 @@ mix
 # %% [markdown]
 # ## Training
 #
-# SFT, then GRPO. The log has the loss per step and, every `heldout_every` steps, the held-out accuracy asked two ways: by option label (the label a greedy constrained decoder picks, scored from one forward pass) and open (the option whose whole reply the model finds most likely); the open accuracy is also given on the false-belief items alone, where naming the object's place now is wrong.
+# SFT, then GRPO. The log has the loss per step and, every `heldout_every` steps, the held-out accuracy asked two ways: by option label (the label a greedy constrained decoder picks, scored from one forward pass) and open (the option whose whole reply the model finds most likely); the open accuracy is also given on the false-belief items alone, where naming the object's place now is wrong. When the mix has traced examples, the traceable held-out items (R0, R1) are also asked to think first, scored from the greedy reply's answer (`heldout_traced_*`; empty otherwise).
 
 # %%
 result = train(p, data, root)  # times and peak memory go to the stage's log, not reports/
