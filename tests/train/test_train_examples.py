@@ -266,14 +266,34 @@ def test_an_open_question_is_answered_by_naming_the_gold_option(items):
     assert Counter(e.family for e in ex) == {"answer.open": 10, "answer.plain": 10}
 
 
-def _trace(events, chain, **world):
+def _world(events):
+    """Anne and Sally in a room, the marble in the basket; events in a short notation:
+    "Sally leave", "Anne move box", "Anne whisper Sally drawer", "Sally peek"."""
+    from cogrsi_lib.oracle.world import World
+
+    def ev(text):
+        agent, kind, *rest = text.split()
+        if kind == "move":
+            return {"type": "move", "agent": agent, "to": rest[0]}
+        if kind == "whisper":
+            return {"type": "whisper", "speaker": agent, "listener": rest[0],
+                    "location": rest[1]}
+        return {"type": kind, "agent": agent}
+
+    return World.from_dict({
+        "agents": ["Anne", "Sally"], "containers": ["basket", "box", "drawer"],
+        "object": "marble", "initial": {"location": "basket", "present": ["Anne", "Sally"],
+                                        "asleep": [], "properties": {}},
+        "events": [ev(t) for t in events]})
+
+
+def _trace(events, chain):
     from cogrsi_lib.oracle.answer import answer_all
     from cogrsi_lib.oracle.render import render
     from cogrsi_lib.oracle.world import Question
     from cogrsi_lib.train.examples import trace
-    from tests.oracle.helpers import make_world
 
-    w = make_world(events, **world)
+    w = _world(events)
     q = Question("location", tuple(chain))
     gold = str(answer_all(w, (q,))[0].value)
     return trace(w, render(w, NARRATIVE), q, gold), gold
@@ -302,11 +322,10 @@ def test_no_trace_for_deeper_questions_or_where_it_would_miss_the_gold():
     from cogrsi_lib.oracle.render import render
     from cogrsi_lib.oracle.world import Question
     from cogrsi_lib.train.examples import trace
-    from tests.oracle.helpers import make_world
 
     got, _ = _trace(["Sally leave", "Anne move box"], ["Anne", "Sally"])
     assert got is None
-    w = make_world(["Sally leave", "Anne move box"])
+    w = _world(["Sally leave", "Anne move box"])
     assert trace(w, render(w, NARRATIVE), Question("location", ("Sally",)), "box") is None
 
 
