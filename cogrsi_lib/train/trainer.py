@@ -309,13 +309,17 @@ def answer_reward(items: dict[str, Example]) -> Any:
     return reward
 
 
-def reply_answer(text: str) -> str | None:
-    """The ``answer`` of a direct-answer reply, or None if it is not exactly that object."""
+#: the keys of a direct reply and of a traced one (reasoning first)
+DIRECT_KEYS, TRACED_KEYS = frozenset({"answer"}), frozenset({"reasoning", "answer"})
+
+
+def reply_answer(text: str, keys: frozenset[str] = DIRECT_KEYS) -> str | None:
+    """The ``answer`` of a reply, or None if it is not a JSON object of exactly ``keys``."""
     try:
         value = json.loads(text.strip())
     except ValueError:
         return None
-    if not isinstance(value, dict) or set(value) != {"answer"}:
+    if not isinstance(value, dict) or set(value) != keys:
         return None
     return str(value["answer"])
 
@@ -439,7 +443,8 @@ def open_picks(model: Any, tok: Any, examples: Sequence[Example]) -> list[str]:
 def traced_picks(model: Any, tok: Any, examples: Sequence[Example]) -> list[str | None]:
     """The answer of each traced example's greedy reply (:func:`traced_replies`), or None
     when the reply is not the traced reply's JSON object."""
-    return [_traced_answer(text) for text in traced_replies(model, tok, examples)]
+    return [reply_answer(text, TRACED_KEYS)
+            for text in traced_replies(model, tok, examples)]
 
 
 def traced_replies(model: Any, tok: Any, examples: Sequence[Example], batch_size: int = 8,
@@ -464,16 +469,6 @@ def traced_replies(model: Any, tok: Any, examples: Sequence[Example], batch_size
     if was_training:
         model.train()
     return replies
-
-
-def _traced_answer(text: str) -> str | None:
-    try:
-        value = json.loads(text.strip())
-    except ValueError:
-        return None
-    if not isinstance(value, dict) or set(value) != {"reasoning", "answer"}:
-        return None
-    return str(value["answer"])
 
 
 def option_picks(model: Any, tok: Any, examples: Sequence[Example],

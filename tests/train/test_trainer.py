@@ -223,6 +223,8 @@ def test_traced_replies_batched_are_the_replies_one_at_a_time():
     alone = [trainer.traced_replies(model, tok, [e], batch_size=1, max_tokens=24)[0]
              for e in traced]
     assert batched == alone and all(batched)
-    assert trainer._traced_answer('{"reasoning":"3 box seen","answer":"box"}') == "box"
-    assert trainer._traced_answer('{"answer":"box"}') is None
-    assert trainer._traced_answer("box") is None
+    traced_keys = trainer.TRACED_KEYS
+    assert reply_answer('{"reasoning":"3 box seen","answer":"box"}', traced_keys) == "box"
+    assert reply_answer('{"answer":"box"}', traced_keys) is None
+    assert reply_answer('{"reasoning":"3 box seen","answer":"box"}') is None
+    assert reply_answer("box", traced_keys) is None
