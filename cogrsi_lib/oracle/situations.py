@@ -69,10 +69,7 @@ def exploretom_config(base: SamplerConfig | None = None) -> SamplerConfig:
     """``base`` (default: the sampler's defaults) restricted to ExploreToM's situations: only
     the inside event types keep their weights and at most one event per world is secretly
     watched or missed. Every world it samples lies :func:`inside` the set."""
-    base = base or SamplerConfig()
-    weights = dict(base.weights) if base.weights else dict(DEFAULT_WEIGHTS)
-    kept = tuple((t, w) for t, w in weights.items() if t in INSIDE_EVENTS)
-    return replace(base, weights=kept, max_asymmetric=MAX_ASYMMETRIC)
+    return _restricted(base, INSIDE_EVENTS, max_asymmetric=MAX_ASYMMETRIC)
 
 
 #: the event types of ToMi's stories (ExploreToM's ``tomi`` interaction type)
@@ -83,11 +80,18 @@ def tomi_config(base: SamplerConfig | None = None) -> SamplerConfig:
     """``base`` restricted to ToMi's situations, the simplest false beliefs: agents enter and
     leave one room and move the object between closed containers; every move is seen by
     exactly the agents present (none secretly watched or missed), and no property changes."""
+    return _restricted(base, TOMI_EVENTS, max_asymmetric=0, p_hidden_observer=0.0,
+                       p_missed=0.0, p_open_container=0.0, p_property=0.0)
+
+
+def _restricted(base: SamplerConfig | None, events: tuple[str, ...],
+                **knobs: object) -> SamplerConfig:
+    """``base`` (default: the sampler's defaults) keeping only the weights of ``events``,
+    with ``knobs`` replaced."""
     base = base or SamplerConfig()
     weights = dict(base.weights) if base.weights else dict(DEFAULT_WEIGHTS)
-    kept = tuple((t, w) for t, w in weights.items() if t in TOMI_EVENTS)
-    return replace(base, weights=kept, max_asymmetric=0, p_hidden_observer=0.0, p_missed=0.0,
-                   p_open_container=0.0, p_property=0.0)
+    kept = tuple((t, w) for t, w in weights.items() if t in events)
+    return replace(base, weights=kept, **knobs)  # type: ignore[arg-type]
 
 
 #: development-data situation sets the loops can draw from (``params.yaml: loops.dev_situations``)
