@@ -37,7 +37,9 @@ NESTED, PAIRS = "oracle_nested", "eval_pairs"
 
 
 def nested_items(n_per_cell: int, settings: Mapping[str, Any]) -> list[ReaderItem]:
-    """The nested benchmark's first ``n_per_cell`` items of each depth and partition."""
+    """The nested benchmark's first ``n_per_cell`` items of each depth and partition, in
+    the strata ``R0`` and ``R<k>:<partition>`` (``adversarial``: the chain's belief differs
+    from the prefixes' answers; ``true_belief``: it is where the object is)."""
     from cogrsi_lib.nested.items import NestedConfig, generate
     from cogrsi_lib.scorecard.answers import nested_reader_item
 
@@ -45,7 +47,8 @@ def nested_items(n_per_cell: int, settings: Mapping[str, Any]) -> list[ReaderIte
     out = []
     for it in gen.items:
         r = nested_reader_item(it)
-        out.append(_tag(r, NESTED, f"R{it.depth}", partition=it.partition))
+        stratum = f"R{it.depth}" if it.depth == 0 else f"R{it.depth}:{it.partition}"
+        out.append(_tag(r, NESTED, stratum, partition=it.partition))
     return out
 
 
@@ -151,11 +154,15 @@ def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFra
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
-#: aggregates reported beside the strata: (set, name, strata it pools)
-POOLS = tuple((f"{s}{form}", name, prefix) for form in ("", " (open)", " (traced)")
-              for s, name, prefix in (("tomi", "first_order", "first_order_"),
-                                      ("tomi", "second_order", "second_order_"),
-                                      (NESTED, "R1-R4", "R")))
+#: aggregates reported beside the strata: (set, name, pattern of the strata it pools)
+POOLS = tuple((f"{s}{form}", name, pattern) for form in ("", " (open)", " (traced)")
+              for s, name, pattern in (
+                  ("tomi", "first_order", "^first_order_"),
+                  ("tomi", "second_order", "^second_order_"),
+                  *((NESTED, f"R{d}", f"^R{d}:") for d in range(1, 5)),
+                  (NESTED, "R1-R4", "^R[1-4]:"),
+                  (NESTED, "R1-R4 adversarial", "^R[1-4]:adversarial$"),
+                  (NESTED, "R1-R4 true belief", "^R[1-4]:true_belief$")))
 
 
 def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
@@ -177,9 +184,8 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
         groups.append((s, "all", df))
         for (st,), sub in df.group_by(["stratum"], maintain_order=True):
             groups.append((s, st, sub))
-    for s, name, prefix in POOLS:
-        sub = wide.filter((pl.col("set") == s) & pl.col("stratum").str.starts_with(prefix)
-                          & (pl.col("stratum") != "R0"))
+    for s, name, pattern in POOLS:
+        sub = wide.filter((pl.col("set") == s) & pl.col("stratum").str.contains(pattern))
         if sub.height:
             groups.append((s, f"{name} (pooled)", sub))
     pairs = _whole_pairs(wide.filter(pl.col("set") == PAIRS))

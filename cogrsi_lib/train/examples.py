@@ -39,6 +39,7 @@ from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.perception import Perception, perception_request
 from cogrsi_lib.reader.views import annotated_view, plain_view
+from cogrsi_lib.stage_params import TrainParams
 
 FAMILIES = ("answer.plain", "answer.open", "answer.traced", "answer.annotated",
             "reader.perception", "reader.arbitration", "pairs")
@@ -47,8 +48,9 @@ ANSWER_TOKENS = 32
 #: output cap of a traced answer (the trace of a long story is about 80 tokens)
 TRACE_TOKENS = 160
 ARBITRATION_TOKENS = 96
-#: share of false-belief questions at each depth from R1 up (R0 asks about reality)
-FALSE_BELIEF_SHARE = 0.5
+#: share of false-belief questions at each depth from R1 up (R0 asks about reality): the
+#: ``train`` stage's default
+FALSE_BELIEF_SHARE: float = TrainParams.model_fields["false_belief_share"].default
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,10 @@ def test_paired_differences_pools_and_constant_label():
         rows.append(("base", "tomi", st, f"t{k}", f"s{k // 2}", gold, False))
         rows.append(("trained", "tomi", st, f"t{k}", f"s{k // 2}", gold, bool(k % 2)))
     for k in range(10):
-        rows.append(("base", NESTED, f"R{k % 2}", f"n{k}", f"w{k}", "A", True))
-        rows.append(("trained", NESTED, f"R{k % 2}", f"n{k}", f"w{k}", "A", True))
+        # R0, then R1 by partition: the trained model fails the adversarial items only
+        st = "R0" if k % 2 == 0 else ("R1:adversarial" if k % 4 == 1 else "R1:true_belief")
+        rows.append(("base", NESTED, st, f"n{k}", f"w{k}", "A", True))
+        rows.append(("trained", NESTED, st, f"n{k}", f"w{k}", "A", st != "R1:adversarial"))
     t = compare(records(rows), n_resamples=500)
     row = {(r["set"], r["stratum"]): r for r in t.to_dicts()}
     tom = row[("tomi", "first_order_1_tom")]
@@ -38,8 +40,12 @@ def test_paired_differences_pools_and_constant_label():
     assert pooled["low"] > 0 and pooled["best_constant"] == 0.5
     assert row[("tomi", "first_order_0_no_tom")]["diff"] == 0
     assert row[(NESTED, "R1-R4 (pooled)")]["n"] == 5  # R0 is left out of the pool
-    nested = row[(NESTED, "all")]
-    assert (nested["diff"], nested["low"], nested["high"]) == (0, 0, 0)
+    assert row[(NESTED, "R1 (pooled)")]["n"] == 5 and (NESTED, "R2 (pooled)") not in row
+    adversarial, true_belief = (row[(NESTED, f"R1-R4 {p} (pooled)")]
+                                for p in ("adversarial", "true belief"))
+    assert (adversarial["n"], adversarial["diff"], adversarial["high"]) == (3, -1, -1)
+    assert (true_belief["n"], true_belief["diff"]) == (2, 0)
+    assert row[(NESTED, "R0")]["diff"] == 0
     summary = transfer_summary(t).to_dicts()
     tomi = next(r for r in summary if r["set"] == "tomi")
     assert "first_order_1_tom" in tomi["helps"] and tomi["hurts"] == "-"
@@ -89,6 +95,18 @@ def test_open_copies_keep_the_item_and_take_the_lettered_chance():
     assert row["chance"] == pytest.approx(1 / 3) and row["trained"] == 1
 
 
+def test_nested_items_are_stratified_by_depth_and_partition():
+    from cogrsi_lib.train.compare import nested_items
+
+    items = nested_items(2, {"seed": 5, "n_agents": 3, "n_containers": 3, "min_events": 6,
+                             "max_events": 10})
+    strata = {it.meta["stratum"] for it in items}
+    assert strata == {"R0"} | {f"R{d}:{p}" for d in range(1, 5)
+                               for p in ("adversarial", "true_belief")}
+    for it in items:
+        assert it.meta["stratum"] in ("R0", f"R{it.meta['stratum'][1]}:{it.meta['partition']}")
+
+
 def test_an_open_answer_counts_when_it_names_exactly_one_candidate():
     from cogrsi_lib.train.compare import named_candidate
 
@@ -109,7 +127,8 @@ def test_traced_strata_are_asked_to_think_first_and_scored_by_the_place_named():
     lettered = [ReaderItem(f"i{k}", "1 Ann put the key in the box.", "Where?",
                            ("box", "tray"), "A").with_meta(eval_set=s, stratum=st)
                 for k, (s, st) in enumerate((("tomi", "first_order_1_tom"), ("tomi", "memory"),
-                                             (NESTED, "R1"), (NESTED, "R2")))]
+                                             (NESTED, "R1:adversarial"),
+                                             (NESTED, "R2:true_belief")))]
     traced = traced_items(lettered, {"tomi": ["first_order"], NESTED: ["R0", "R1"]})
     assert [it.item_id for it in traced] == ["i0", "i2"]
     assert {it.meta["eval_set"] for it in traced} == {"tomi (traced)", f"{NESTED} (traced)"}
