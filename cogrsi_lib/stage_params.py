@@ -77,7 +77,7 @@ class NestedParams(StageParams):
 class BenchmarksParams(StageParams):
     """``benchmarks``: item counts, manifests and constant-answer baselines."""
 
-    benchmarks: list[str] | None = None  # None: every benchmark whose files are present
+    benchmarks: list[str] | None = None  # None: every benchmark present in data/benchmarks
     sample_sizes: dict[str, int] = {"S0": 5, "S1": 0, "S2": 20, "S3": 40, "S4": 30}
     sample_sizes_by_benchmark: dict[str, dict[str, int]] = {}
     seeds: dict[str, int] = {"S0": 0, "S1": 2, "S2": 0, "S3": 1, "S4": 3}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from cogrsi_lib.bench.protocol import PROTOCOLS
-from cogrsi_lib.bench.registry import MAIN_BENCHMARKS, get, judge_all, load, names
+from cogrsi_lib.bench.registry import MAIN_BENCHMARKS, data_root, get, judge_all, load, names
 from cogrsi_lib.bench.schema import Item
 from cogrsi_lib.bench.scoring import (
     Judgement,
@@ -68,9 +68,13 @@ def evaluate(name: str, items: Sequence[Item], responses: Mapping[str, str | Seq
 
 
 def load_available(selected: Iterable[str] | None = None) -> dict[str, list[Item]]:
-    """Every selected benchmark whose files are present, loaded (others skipped)."""
-    chosen = list(selected) if selected is not None else names()
-    return {n: load(n) for n in chosen if get(n).is_available()}
+    """Every selected benchmark whose files are present, loaded (others skipped). With no
+    selection: those present in the project's data (``data/benchmarks``), so that what is
+    loaded depends on the project's files alone; a sample read from the shared folder (not
+    shipped, e.g. Percept-ToMi) is loaded only when named."""
+    if selected is None:
+        return {n: load(n) for n in names() if get(n).is_available(data_root())}
+    return {n: load(n) for n in selected if get(n).is_available()}
 
 
 def counts_by_benchmark(loaded: Mapping[str, Sequence[Item]]) -> pl.DataFrame:

@@ -207,3 +207,17 @@ def test_percept_fantom_perceivers_and_questions(shared_benchmarks):
     assert counts["tom:belief:inaccessible:multiple-choice"] == 254
     assert counts["fact"] == 200
     assert questions.filter(pl.col("set_id") == "0-0-0")["part_id"].unique().to_list() == ["0-0"]
+
+
+def test_shared_samples_load_only_when_named(shared_benchmarks, monkeypatch):
+    """With no selection, what loads depends on the project's data alone: a shared sample
+    found beside the project (not shipped) is left out unless named."""
+    from cogrsi_lib.bench.report import load_available
+
+    monkeypatch.setenv(bench.registry.SHARED_ENV, str(shared_benchmarks))
+    assert bench.available("percept-tomi")
+    default = load_available()
+    assert "percept-tomi" not in default and "percept-fantom" not in default
+    assert {"tomi", "hi-tom", "bigtom", "tombench"} <= set(default)
+    named = load_available(["percept-tomi", "tomi"])
+    assert set(named) == {"percept-tomi", "tomi"} and named["percept-tomi"]
