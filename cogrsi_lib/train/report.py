@@ -57,17 +57,20 @@ def comparison_chart(table: pl.DataFrame) -> alt.LayerChart:
 
 
 def transfer_summary(table: pl.DataFrame) -> pl.DataFrame:
-    """One row per set: its overall difference, the strata where training helps or hurts
-    (interval excludes zero) and how many strata show no clear change."""
+    """One row per set: its overall difference, the strata and pools where training helps
+    or hurts (interval excludes zero) and how many strata (pools aside) show no clear
+    change."""
     rows = []
     for (s,), df in table.group_by(["set"], maintain_order=True):
         strata = df.filter(pl.col("stratum") != "all")
         overall = df.filter(pl.col("stratum") == "all").row(0, named=True)
-        unclear = strata.filter((pl.col("low") <= 0) & (pl.col("high") >= 0)).height
+        own = strata.filter(~pl.col("stratum").str.ends_with("(pooled)")
+                            & ~pl.col("stratum").str.ends_with("(per pair)"))
+        unclear = own.filter((pl.col("low") <= 0) & (pl.col("high") >= 0)).height
         rows.append({"set": s, "n": overall["n"], "base": overall["base"],
                      "trained": overall["trained"], "diff": overall["diff"],
                      "low": overall["low"], "high": overall["high"],
                      "helps": ", ".join(strata.filter(pl.col("low") > 0)["stratum"]) or "-",
                      "hurts": ", ".join(strata.filter(pl.col("high") < 0)["stratum"]) or "-",
-                     "no_clear_change": f"{unclear} of {strata.height} strata"})
+                     "no_clear_change": f"{unclear} of {own.height} strata"})
     return pl.DataFrame(rows).sort("set")
