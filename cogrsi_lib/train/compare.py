@@ -38,8 +38,8 @@ NESTED, PAIRS = "oracle_nested", "eval_pairs"
 
 def nested_items(n_per_cell: int, settings: Mapping[str, Any]) -> list[ReaderItem]:
     """The nested benchmark's first ``n_per_cell`` items of each depth and partition, in
-    the strata ``R0`` and ``R<k>:<partition>`` (``adversarial``: the chain's belief differs
-    from the prefixes' answers; ``true_belief``: it is where the object is)."""
+    the strata ``R0`` and ``R<k>:<partition>`` (``adversarial``: a false belief that also
+    differs from every shallower prefix's answer; ``true_belief``: the object is there)."""
     from cogrsi_lib.nested.items import NestedConfig, generate
     from cogrsi_lib.scorecard.answers import nested_reader_item
 
