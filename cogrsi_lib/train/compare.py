@@ -23,14 +23,12 @@ import polars as pl
 from cogrsi_lib.bench.scoring import contains_phrase
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.parsing import normalise_free_text
-from cogrsi_lib.llm.types import SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.views import plain_view
 from cogrsi_lib.stats import paired_bootstrap
-from cogrsi_lib.train.examples import TRACE_TOKENS, open_item
+from cogrsi_lib.train.examples import asked, open_item
 
-ANSWER_TOKENS = 32
 #: how an item is asked: ``direct`` (the answer alone) or ``traced`` (think first)
 TRACED = "traced"
 NESTED, PAIRS = "oracle_nested", "eval_pairs"
@@ -127,12 +125,7 @@ def _tag(item: ReaderItem, source: str, stratum: str, **meta: Any) -> ReaderItem
 def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFrame:
     """One greedy answer per item, direct or (items of :func:`traced_items`) after thinking;
     per-item rows with the parse and the verdict."""
-    direct = SamplingParams(max_tokens=ANSWER_TOKENS, temperature=0.0)
-    traced = SamplingParams(max_tokens=TRACE_TOKENS, temperature=0.0)
-    requests = [prompts.answer_request(it, plain_view(it), traced, think=prompts.THINK_GROUNDED)
-                if it.meta.get("ask") == TRACED else
-                prompts.answer_request(it, plain_view(it), direct, think=prompts.THINK_NONE)
-                for it in items]
+    requests = [asked(it, plain_view(it), traced=it.meta.get("ask") == TRACED) for it in items]
     replies = backend.generate(requests)
     rows = []
     for it, req, cs in zip(items, requests, replies, strict=True):

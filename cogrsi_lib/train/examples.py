@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cogrsi_lib.llm.types import Message, SamplingParams
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.oracle import sampler
 from cogrsi_lib.oracle.answer import answer_all
 from cogrsi_lib.oracle.render import Story, render, render_question
@@ -230,6 +230,21 @@ def _compact(value: Mapping[str, Any]) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def _form(traced: bool) -> tuple[str, int]:
+    """The reader's instruction and the reply cap of a direct answer (the answer alone) or a
+    traced one (reasoning first, under the grounded instruction)."""
+    return (prompts.THINK_GROUNDED, TRACE_TOKENS) if traced else (prompts.THINK_NONE,
+                                                                  ANSWER_TOKENS)
+
+
+def asked(item: ReaderItem, view: str, traced: bool = False) -> Request:
+    """The greedy request answering ``item`` on ``view``, direct or traced (:func:`_form`):
+    the form of the training examples and of the evaluation's questions alike."""
+    think, cap = _form(traced)
+    return prompts.answer_request(item, view, SamplingParams(max_tokens=cap, temperature=0.0),
+                                  think=think)
+
+
 def answer_example(it: OracleItem | ReaderItem, view: str = "plain", family: str | None = None,
                    meta: Mapping[str, Any] | None = None) -> Example:
     """The direct answer to ``it`` on the plain or the perception-annotated story (an oracle
@@ -243,9 +258,7 @@ def answer_example(it: OracleItem | ReaderItem, view: str = "plain", family: str
         text = annotated_view(item, Perception(it.perceivers))
     else:
         text = plain_view(item)
-    request = prompts.answer_request(item, text, SamplingParams(max_tokens=ANSWER_TOKENS,
-                                                                temperature=0.0),
-                                     think=prompts.THINK_NONE)
+    request = asked(item, text)
     label = item.gold_key()
     target = _compact({"answer": label})
     _check(request.constraint, target)
@@ -260,8 +273,7 @@ def traced_example(it: OracleItem) -> Example:
     if it.trace is None:
         raise ValueError(f"{it.item.item_id}: no trace reaches the gold")
     item = open_item(it.item)
-    request = prompts.answer_request(item, plain_view(item), SamplingParams(
-        max_tokens=TRACE_TOKENS, temperature=0.0), think=prompts.THINK_GROUNDED)
+    request = asked(item, plain_view(item), traced=True)
     target = _compact({"reasoning": it.trace, "answer": item.gold})
     _check(request.constraint, target)
     return Example("answer.traced", item.item_id, request.messages, target, item.gold,
@@ -272,7 +284,7 @@ def traceable(it: OracleItem) -> bool:
     """Has ``it`` a trace, short enough for a traced reply's cap?"""
     if it.trace is None:
         return False
-    fmt = prompts.answer_format(open_item(it.item), prompts.THINK_GROUNDED, TRACE_TOKENS)
+    fmt = prompts.answer_format(open_item(it.item), *_form(traced=True))
     return fmt.ok(_compact({"reasoning": it.trace, "answer": it.item.option_text(
         it.item.gold_key())}))
 
