@@ -147,6 +147,8 @@ def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFra
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
+#: the stratum names of the rows that aggregate strata: a pool, and whole pairs
+POOLED, WHOLE_PAIRS = " (pooled)", "both versions (per pair)"
 #: aggregates reported beside the strata: (set, name, pattern of the strata it pools)
 POOLS = tuple((f"{s}{form}", name, pattern) for form in ("", " (open)", " (traced)")
               for s, name, pattern in (
@@ -180,10 +182,10 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
     for s, name, pattern in POOLS:
         sub = wide.filter((pl.col("set") == s) & pl.col("stratum").str.contains(pattern))
         if sub.height:
-            groups.append((s, f"{name} (pooled)", sub))
+            groups.append((s, f"{name}{POOLED}", sub))
     pairs = _whole_pairs(wide.filter(pl.col("set") == PAIRS))
     if pairs.height:
-        groups.append((PAIRS, "both versions (per pair)", pairs))
+        groups.append((PAIRS, WHOLE_PAIRS, pairs))
     rows = []
     for s, st, df in groups:
         t, b = df["t"].cast(float).to_numpy(), df["b"].cast(float).to_numpy()

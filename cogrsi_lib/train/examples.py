@@ -26,6 +26,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
@@ -380,7 +381,7 @@ def build_examples(items: Sequence[OracleItem], mix: Mapping[str, float], seed: 
             out += list(pairs[:k])
             continue
         if fam == "answer.traced":  # only items whose trace reaches the gold
-            take = [it for it in pool if traceable(it)][:k]
+            take = list(islice((it for it in pool if traceable(it)), k))
             if len(take) < k:
                 raise ValueError(f"{k} traced examples asked for, {len(take)} traceable")
             chosen = {id(it) for it in take}

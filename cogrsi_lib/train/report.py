@@ -6,6 +6,8 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from cogrsi_lib.train.compare import POOLED, WHOLE_PAIRS
+
 
 def mix_table(examples: pl.DataFrame) -> pl.DataFrame:
     """Examples per set, family, depth and false belief or not."""
@@ -64,8 +66,8 @@ def transfer_summary(table: pl.DataFrame) -> pl.DataFrame:
     for (s,), df in table.group_by(["set"], maintain_order=True):
         strata = df.filter(pl.col("stratum") != "all")
         overall = df.filter(pl.col("stratum") == "all").row(0, named=True)
-        own = strata.filter(~pl.col("stratum").str.ends_with("(pooled)")
-                            & ~pl.col("stratum").str.ends_with("(per pair)"))
+        own = strata.filter(~pl.col("stratum").str.ends_with(POOLED)
+                            & (pl.col("stratum") != WHOLE_PAIRS))
         unclear = own.filter((pl.col("low") <= 0) & (pl.col("high") >= 0)).height
         rows.append({"set": s, "n": overall["n"], "base": overall["base"],
                      "trained": overall["trained"], "diff": overall["diff"],
