@@ -14,7 +14,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+    model_validator,
+)
 
 __all__ = ["SCHEMAS", "StageParams", "StageParamsError", "load", "validate_file"]
 
@@ -339,7 +348,8 @@ class TrainParams(StageParams):
     work_dir: str = ".cache/train"  # checkpoints, one folder per run fingerprint
     # evaluation, base vs trained: the model's settings (the adapter is added for "trained")
     llm: dict[str, Any] = {"backend": "embedded", "cache_dir": None}
-    eval_n_per_depth: int = 2  # held-out oracle items per depth and partition (nested R0-R4)
+    # held-out oracle items per depth and partition (nested R0-R4): one count, or one per depth
+    eval_n_per_depth: PositiveInt | list[NonNegativeInt] = 2
     eval_nested: dict[str, Any] = {"seed": 5, "n_agents": 4, "n_containers": 4,
                                    "min_events": 8, "max_events": 16}
     eval_pairs: dict[str, int] = {"eval_seed": 23, "n_eval_narrative": 160,
@@ -351,6 +361,16 @@ class TrainParams(StageParams):
     eval_traced: dict[str, list[str]] = {}
     eval_seed: int = 0
     bootstrap_resamples: int = 2000
+
+    @model_validator(mode="after")
+    def _one_count_per_nested_depth(self) -> TrainParams:
+        from cogrsi_lib.train.compare import cell_sizes
+
+        try:  # refused before any training, not after it
+            cell_sizes(self.eval_n_per_depth, self.eval_nested)
+        except ValueError as err:
+            raise ValueError(f"eval_n_per_depth: {err}") from None
+        return self
 
 
 SCHEMAS: dict[str, type[StageParams]] = {

@@ -34,20 +34,45 @@ TRACED = "traced"
 NESTED, PAIRS = "oracle_nested", "eval_pairs"
 
 
-def nested_items(n_per_cell: int, settings: Mapping[str, Any]) -> list[ReaderItem]:
-    """The nested benchmark's first ``n_per_cell`` items of each depth and partition, in
-    the strata ``R0`` and ``R<k>:<partition>`` (``adversarial``: a false belief that also
-    differs from every shallower prefix's answer; ``true_belief``: the object is there)."""
+def nested_items(n_per_cell: int | Sequence[int],
+                 settings: Mapping[str, Any]) -> list[ReaderItem]:
+    """The nested benchmark's first items of each depth and partition, in the strata ``R0``
+    and ``R<k>:<partition>`` (``adversarial``: a false belief that also differs from every
+    shallower prefix's answer; ``true_belief``: the object is there).
+
+    ``n_per_cell`` is one count for every cell or one per depth (R0..R4); the benchmark is
+    generated once at the largest count and each cell keeps its first ``n_per_cell[depth]``
+    items, so a depth's items are those of the benchmark generated at that count only when
+    the count is the largest."""
     from cogrsi_lib.nested.items import NestedConfig, generate
     from cogrsi_lib.scorecard.answers import nested_reader_item
 
-    gen = generate(NestedConfig(n_per_cell=n_per_cell, **dict(settings)))
+    sizes = cell_sizes(n_per_cell, settings)
+    gen = generate(NestedConfig(n_per_cell=max(sizes), **dict(settings)))
+    kept: dict[tuple[int, str], int] = {}
     out = []
     for it in gen.items:
+        cell = (it.depth, it.partition)
+        if kept.get(cell, 0) >= sizes[it.depth]:
+            continue
+        kept[cell] = kept.get(cell, 0) + 1
         r = nested_reader_item(it)
         stratum = f"R{it.depth}" if it.depth == 0 else f"R{it.depth}:{it.partition}"
         out.append(_tag(r, NESTED, stratum, partition=it.partition))
     return out
+
+
+def cell_sizes(n_per_cell: int | Sequence[int], settings: Mapping[str, Any]) -> list[int]:
+    """Items per cell at each depth R0..R<max_depth> of the nested ``settings``: ``n_per_cell``
+    repeated, or checked to give one count per depth (none below 0, not all 0)."""
+    from cogrsi_lib.nested.items import NestedConfig
+
+    depths = int(settings.get("max_depth", NestedConfig.max_depth)) + 1
+    sizes = [n_per_cell] * depths if isinstance(n_per_cell, int) else list(n_per_cell)
+    if len(sizes) != depths or min(sizes) < 0 or max(sizes) < 1:
+        raise ValueError(f"one count, or {depths} counts (R0..R{depths - 1}) none below 0 and "
+                         f"not all 0; got {n_per_cell!r}")
+    return sizes
 
 
 def pair_items(n_pairs: int, settings: Mapping[str, int]) -> list[ReaderItem]:

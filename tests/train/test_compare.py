@@ -144,3 +144,28 @@ def test_traced_strata_are_asked_to_think_first_and_scored_by_the_place_named():
     assert rows["correct"].all() and rows["set"].to_list()[1:] == ["tomi (traced)",
                                                                    f"{NESTED} (traced)"]
     assert rows["reply"][1].startswith('{"reasoning"')
+
+
+def test_nested_items_take_a_count_per_depth_from_one_generation():
+    from cogrsi_lib.train.compare import nested_items
+
+    settings = {"seed": 5, "n_agents": 3, "n_containers": 3, "min_events": 6, "max_events": 10}
+    items = nested_items([1, 3, 0, 2, 1], settings)
+    counts: dict[str, int] = {}
+    for it in items:
+        counts[it.meta["stratum"]] = counts.get(it.meta["stratum"], 0) + 1
+    assert counts == {"R0": 1, "R1:adversarial": 3, "R1:true_belief": 3, "R3:adversarial": 2,
+                      "R3:true_belief": 2, "R4:adversarial": 1, "R4:true_belief": 1}
+    # each cell keeps the first items of the benchmark generated at the largest count
+    whole = nested_items(3, settings)
+    for stratum, n in counts.items():
+        assert ([it.item_id for it in items if it.meta["stratum"] == stratum]
+                == [it.item_id for it in whole if it.meta["stratum"] == stratum][:n])
+
+
+@pytest.mark.parametrize("bad", [[1, 2, 3], [0, 0, 0, 0, 0]])
+def test_a_wrong_count_per_depth_is_refused_before_training(bad):
+    from cogrsi_lib import stage_params
+
+    with pytest.raises(stage_params.StageParamsError, match="eval_n_per_depth"):
+        stage_params.load("train", {"eval_n_per_depth": bad})
