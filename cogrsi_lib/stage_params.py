@@ -12,7 +12,7 @@ that take them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -29,6 +29,7 @@ __all__ = ["SCHEMAS", "StageParams", "StageParamsError", "load", "validate_file"
 
 Testimony = Literal["latest", "fresher_access"]  # oracle SEMANTICS.md, "Testimony"
 Opening = Literal["common_ground", "unknown"]  # oracle SEMANTICS.md, "Opening"
+NESTED_DEPTHS = ("R0", "R1", "R2", "R3", "R4")  # the nested benchmark's (``nested`` stage)
 Model = str | dict[str, Any]  # a named model ("embedded", "scripted") or llm backend settings
 
 
@@ -348,8 +349,9 @@ class TrainParams(StageParams):
     work_dir: str = ".cache/train"  # checkpoints, one folder per run fingerprint
     # evaluation, base vs trained: the model's settings (the adapter is added for "trained")
     llm: dict[str, Any] = {"backend": "embedded", "cache_dir": None}
-    # held-out oracle items per depth and partition (nested R0-R4): one count, or one per depth
-    eval_n_per_depth: PositiveInt | list[NonNegativeInt] = 2
+    # held-out oracle items per depth and partition: one count, or one per depth R0..R4
+    eval_n_per_depth: PositiveInt | Annotated[list[NonNegativeInt], Field(
+        min_length=len(NESTED_DEPTHS), max_length=len(NESTED_DEPTHS))] = 2
     eval_nested: dict[str, Any] = {"seed": 5, "n_agents": 4, "n_containers": 4,
                                    "min_events": 8, "max_events": 16}
     eval_pairs: dict[str, int] = {"eval_seed": 23, "n_eval_narrative": 160,
@@ -363,13 +365,9 @@ class TrainParams(StageParams):
     bootstrap_resamples: int = 2000
 
     @model_validator(mode="after")
-    def _one_count_per_nested_depth(self) -> TrainParams:
-        from cogrsi_lib.train.compare import cell_sizes
-
-        try:  # refused before any training, not after it
-            cell_sizes(self.eval_n_per_depth, self.eval_nested)
-        except ValueError as err:
-            raise ValueError(f"eval_n_per_depth: {err}") from None
+    def _some_nested_item(self) -> TrainParams:  # refused before any training, not after
+        if self.eval_n_per_depth == [0] * len(NESTED_DEPTHS):
+            raise ValueError("eval_n_per_depth: every count is 0")
         return self
 
 
