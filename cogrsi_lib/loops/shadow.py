@@ -21,7 +21,6 @@ libraries with the semantic audit's verdicts.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -119,15 +118,14 @@ def with_verdicts(shadow: pl.DataFrame, verdicts: pl.DataFrame) -> pl.DataFrame:
         "verdict", [of.get(t) if t else None for t in shadow["written"]], dtype=pl.Utf8))
 
 
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float | None, float | None]:
-    """Wilson 95% interval of a proportion, in percent."""
+def wilson(k: int, n: int) -> tuple[float | None, float | None]:
+    """Wilson 95% interval of a proportion (statsmodels), in percent."""
+    from statsmodels.stats.proportion import proportion_confint
+
     if n == 0:
         return None, None
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / den
-    return 100.0 * max(0.0, mid - half), 100.0 * min(1.0, mid + half)
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return 100.0 * float(lo), 100.0 * float(hi)
 
 
 def kept_validity(shadow: pl.DataFrame) -> pl.DataFrame:
@@ -170,9 +168,9 @@ def gain_by_validity(candidates: pl.DataFrame, n_boot: int = 2000,
                      seed: int = 0) -> pl.DataFrame:
     """Figure 7b: mean trial gain of valid and of invalid candidates (one row each, every
     candidate that reached registration), their difference (valid minus invalid) with a 95%
-    bootstrap interval over candidates, the total-variation distance between the two gain
-    distributions and 1 - TV, the least sum of the two mislabelling rates of any rule that
-    keeps candidates by trial gain alone."""
+    bootstrap interval over candidates (none when either kind has a single candidate), the
+    total-variation distance between the two gain distributions and 1 - TV, the least sum of
+    the two mislabelling rates of any rule that keeps candidates by trial gain alone."""
     gains = {v: candidates.filter(pl.col("verdict") == v)["mean_gain"].to_list()
              for v in DECIDED}
     rows: list[dict] = [{"verdict": v, "n": len(g), "mean_gain": sum(g) / len(g) if g else None}
@@ -181,11 +179,8 @@ def gain_by_validity(candidates: pl.DataFrame, n_boot: int = 2000,
     diff = lo = hi = tv = None
     if valid and invalid:
         diff = sum(valid) / len(valid) - sum(invalid) / len(invalid)
-        rng = random.Random(seed)
-        boots = sorted(
-            sum(rng.choices(valid, k=len(valid))) / len(valid)
-            - sum(rng.choices(invalid, k=len(invalid))) / len(invalid) for _ in range(n_boot))
-        lo, hi = boots[int(0.025 * n_boot)], boots[int(0.975 * n_boot) - 1]
+        if min(len(valid), len(invalid)) > 1:  # no interval from a single candidate
+            lo, hi = _difference_interval(valid, invalid, n_boot, seed)
         tv = total_variation(valid, invalid)
     rows.append({"verdict": "valid - invalid", "n": len(valid) + len(invalid),
                  "mean_gain": diff, "ci_low": lo, "ci_high": hi, "tv_distance": tv,
@@ -193,6 +188,20 @@ def gain_by_validity(candidates: pl.DataFrame, n_boot: int = 2000,
     return pl.DataFrame(rows, schema={
         "verdict": pl.Utf8, "n": pl.Int64, "mean_gain": pl.Float64, "ci_low": pl.Float64,
         "ci_high": pl.Float64, "tv_distance": pl.Float64, "min_error_sum": pl.Float64})
+
+
+def _difference_interval(a: Sequence[float], b: Sequence[float], n_boot: int,
+                         seed: int) -> tuple[float, float]:
+    """95% percentile interval of mean(a) - mean(b), each sample resampled on its own
+    (scipy's bootstrap)."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    res = bootstrap((np.asarray(a, float), np.asarray(b, float)),
+                    lambda x, y, axis: x.mean(axis=axis) - y.mean(axis=axis),
+                    n_resamples=n_boot, method="percentile", vectorized=True,
+                    rng=np.random.default_rng(seed))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def situation_split(verdicts: pl.DataFrame) -> pl.DataFrame:

@@ -140,3 +140,19 @@ def test_symbolic_study_gives_figure7_and_the_situation_split():
     told = inv.filter(pl.col("text").str.contains("privately told"))
     assert told.height == 1 and told["only_outside"].item()
     assert run_shadow_study(StageConfig.from_params({**TINY, "shadow_study": {}})) is None
+
+
+def test_gain_difference_interval_follows_the_samples():
+    def interval(valid, invalid):
+        frame = pl.DataFrame({"verdict": ["valid"] * len(valid) + ["invalid"] * len(invalid),
+                              "mean_gain": [float(g) for g in valid + invalid]})
+        row = shadow.gain_by_validity(frame, n_boot=500).to_dicts()[-1]
+        return row["mean_gain"], row["ci_low"], row["ci_high"]
+
+    diff, lo, hi = interval([3, 4, 5, 4, 3, 5], [-1, 0, 1, 0, -1, 1])
+    assert diff == pytest.approx(4.0) and 0 < lo < diff < hi
+    diff, lo, hi = interval([0, 2, 0, 2, 1, 1], [2, 0, 1, 1, 0, 2])
+    assert diff == 0.0 and lo < 0 < hi
+    assert interval([0, 2, 4], [1, 2, 3]) == interval([0, 2, 4], [1, 2, 3])  # seeded
+    diff, lo, hi = interval([2], [0, 1])  # one valid candidate: a mean, no interval
+    assert diff == pytest.approx(1.5) and lo is None and hi is None
