@@ -15,6 +15,7 @@ prompt: the comparison measures transfer of the trained behaviour, and the repor
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,21 +42,20 @@ def nested_items(n_per_cell: int | Sequence[int],
     shallower prefix's answer; ``true_belief``: the object is there).
 
     ``n_per_cell`` is one count for every cell or one per depth (R0..R4); the benchmark is
-    generated once at the largest count and each cell keeps its first ``n_per_cell[depth]``
-    items, so a depth's items are those of the benchmark generated at that count only when
-    the count is the largest."""
+    generated once, at the largest count, and each cell keeps its first items (the
+    generator's cells at a smaller count are not a prefix of those at a larger one)."""
     from cogrsi_lib.nested.items import NestedConfig, generate
     from cogrsi_lib.scorecard.answers import nested_reader_item
 
     sizes = cell_sizes(n_per_cell, settings)
     gen = generate(NestedConfig(n_per_cell=max(sizes), **dict(settings)))
-    kept: dict[tuple[int, str], int] = {}
+    kept: Counter[tuple[int, str]] = Counter()
     out = []
     for it in gen.items:
         cell = (it.depth, it.partition)
-        if kept.get(cell, 0) >= sizes[it.depth]:
+        if kept[cell] >= sizes[it.depth]:
             continue
-        kept[cell] = kept.get(cell, 0) + 1
+        kept[cell] += 1
         r = nested_reader_item(it)
         stratum = f"R{it.depth}" if it.depth == 0 else f"R{it.depth}:{it.partition}"
         out.append(_tag(r, NESTED, stratum, partition=it.partition))
