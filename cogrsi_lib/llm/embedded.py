@@ -95,6 +95,49 @@ def _package_version(package: str) -> str:
         return "local"
 
 
+#: weights loaded in this process, by GGUF file (path, size, mtime) and adapter hash
+_WEIGHTS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+_WEIGHTS_LOCK = threading.Lock()
+
+
+def loaded_weights(path: Path, adapter: Path | None = None,
+                   adapter_sha: str | None = None) -> tuple[Any, Any]:
+    """``(tokenizer, model)`` of a GGUF file, with a LoRA adapter merged, loaded once per
+    process (de-quantising the GGUF takes about 17 s on 2 cores): every backend built on the
+    same file and adapter shares them. The models are used for inference only (``eval``, no
+    gradients), so sharing them between backends changes no output. A merged model starts
+    from a copy of the cached base, which stays as it was."""
+    stat = path.stat()
+    base_key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    key = (*base_key, adapter_sha)
+    with _WEIGHTS_LOCK:
+        if key in _WEIGHTS:
+            return _WEIGHTS[key]
+        try:
+            import copy
+
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise EmbeddedUnavailable(f"{e}; {INSTALL_HINT}") from e
+        if base_key + (None,) not in _WEIGHTS:
+            folder, name = str(path.parent), path.name
+            tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+            model.eval()
+            _WEIGHTS[base_key + (None,)] = (tok, model)
+        tok, base = _WEIGHTS[base_key + (None,)]
+        if adapter is not None:
+            try:
+                from peft import PeftModel
+            except ImportError as e:  # pragma: no cover - depends on the install
+                raise EmbeddedUnavailable(f"{e}; {INSTALL_HINT}") from e
+            merged = PeftModel.from_pretrained(copy.deepcopy(base), str(adapter))
+            model = merged.merge_and_unload()
+            model.eval()
+            _WEIGHTS[key] = (tok, model)
+        return _WEIGHTS[key]
+
+
 class EmbeddedBackend(Backend):
     """SmolLM2-135M-Instruct on the CPU (transformers GGUF loading, torch sampling).
 
@@ -121,6 +164,7 @@ class EmbeddedBackend(Backend):
             raise EmbeddedUnavailable(f"GGUF file {self.path} does not exist")
         lora = load_adapter(adapter) if adapter else None
         self.adapter = lora.path if lora else None
+        self._adapter_sha = lora.sha256 if lora else None
         adapter_id = lora.suffix if lora else ""
         self.threads = threads
         self.max_batch = max(1, int(max_batch))
@@ -147,28 +191,17 @@ class EmbeddedBackend(Backend):
 
     # -- loading -----------------------------------------------------------------------------
     def load(self) -> None:
-        """Load tokenizer and model (about 17 s on 2 cores); called on first use."""
+        """Tokenizer and model from the process's :func:`loaded_weights`; called on first use."""
         if self._model is not None:
             return
-        try:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise EmbeddedUnavailable(f"{e}; {INSTALL_HINT}") from e
         t0 = time.perf_counter()
         if self.threads:
-            torch.set_num_threads(int(self.threads))
-        folder, name = str(self.path.parent), self.path.name
-        tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
-        if self.adapter is not None:
             try:
-                from peft import PeftModel
+                import torch
             except ImportError as e:  # pragma: no cover - depends on the install
                 raise EmbeddedUnavailable(f"{e}; {INSTALL_HINT}") from e
-            model = PeftModel.from_pretrained(model, str(self.adapter)).merge_and_unload()
-        model.eval()
-        self._tok, self._model = tok, model
+            torch.set_num_threads(int(self.threads))
+        self._tok, self._model = loaded_weights(self.path, self.adapter, self._adapter_sha)
         self.load_seconds = time.perf_counter() - t0
 
     @property
