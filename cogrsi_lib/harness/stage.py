@@ -29,7 +29,7 @@ from cogrsi_lib.harness.runtime import MODULES, HarnessConfig, HarnessSystem
 from cogrsi_lib.harness.taxonomy import annotate
 from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
-from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.reader.records import ItemRecord, row_schema
 from cogrsi_lib.reader.system import run_system
 
 
@@ -126,7 +126,7 @@ def run(
             phase("harness on %s", source)
             records = run_system(system, its, batch_size)
             rows.extend(_row(source, it, rec) for it, rec in zip(its, records, strict=True))
-    return pl.DataFrame(rows, infer_schema_length=None)
+    return pl.DataFrame(rows, schema_overrides=row_schema(), infer_schema_length=None)
 
 
 def _row(source: str, item: ReaderItem, rec: ItemRecord) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import polars as pl
 
 from cogrsi_lib.pairs.validity import PairValidity, pair_validity
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
+from cogrsi_lib.reader.records import row_schema
 from cogrsi_lib.reader.report import accuracy_table, cost_table
 from cogrsi_lib.reader.system import System, run_system
 from cogrsi_lib.stats import chance_table, holm, paired_bootstrap
@@ -288,7 +289,8 @@ def evaluate(
             score = float(_judge(source, originals[(source, item.item_id)], rec.answer).value)
         rows.append({**{k: (None if v is None else str(v)) for k, v in meta.items()},
                      **row, "score": score, **item.text_columns()})
-    frame = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+    frame = (pl.DataFrame(rows, schema_overrides=row_schema(), infer_schema_length=None)
+             if rows else pl.DataFrame())
     return ReaderEval(frame, pair_records, bench, wall)
 
 

@@ -166,11 +166,35 @@ def new_record(system: str, item: ReaderItem, principle: str = "none") -> ItemRe
     )
 
 
-def records_to_frame(records: Sequence[ItemRecord]) -> Any:
-    """A polars DataFrame with one row per record."""
+def row_schema() -> dict[str, Any]:
+    """The column types of :meth:`ItemRecord.to_row`, declared so that a column keeps its type
+    when every value of a run is null (e.g. no arbitration ran)."""
     import polars as pl
 
-    return pl.DataFrame([r.to_row() for r in records], infer_schema_length=None)
+    text, count = pl.Utf8, pl.Int64
+    types: dict[str, Any] = dict.fromkeys(
+        ("system", "model", "item_id", "story_id", "kind", "principle", "answer", "answer_text",
+         "status", "gold", "perception_status", "arbitration_reason", "arbitration_choice",
+         "arbitration_status", "samples_json", "vote_json", "perception_json",
+         "arbitration_json", "usage_json", "extra_json"), text)
+    types.update(dict.fromkeys(
+        ("n_options", "n_samples", "unparsed_samples", "calls", "cached_calls",
+         "structured_calls", "prompt_tokens", "completion_tokens", "total_tokens"), count))
+    types.update(correct=pl.Boolean, arbitration_ran=pl.Boolean, latency_s=pl.Float64)
+    return types
+
+
+def records_to_frame(records: Sequence[ItemRecord]) -> Any:
+    """A polars DataFrame with one row per record, in :func:`row_schema`'s types."""
+    import polars as pl
+
+    schema = row_schema()
+    rows = [r.to_row() for r in records]
+    if rows and set(rows[0]) != set(schema):
+        raise AssertionError(f"row_schema() is not ItemRecord.to_row()'s columns: "
+                             f"{sorted(set(rows[0]) ^ set(schema))}")
+    order = list(rows[0]) if rows else list(schema)
+    return pl.DataFrame(rows, schema={c: schema[c] for c in order}, orient="row")
 
 
 def write_records(records: Sequence[ItemRecord], path: str) -> None:
