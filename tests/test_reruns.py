@@ -27,7 +27,7 @@ def digest(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.parametrize("stage", MODEL_FREE)
 def test_a_rerun_gives_the_same_bytes(stage, tmp_path):
     params = tmp_path / "params.yaml"
@@ -51,7 +51,7 @@ def dvc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, check=False)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_a_fresh_clone_reproduces_the_committed_lock(tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)

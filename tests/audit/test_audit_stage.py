@@ -63,7 +63,7 @@ def test_replay_answerer_builds_the_reader_from_params():
 OK, WHY = embedded_available()
 
 
-@pytest.mark.slow
+@pytest.mark.model
 @pytest.mark.skipif(not OK, reason=f"embedded model unavailable: {WHY}")
 def test_embedded_translation_is_recorded_even_when_cut_off(tiny_sample):
     specs = [{"name": "A", "llm": {"backend": "embedded"}, "prompt": "literal", "seed": 0},

@@ -96,7 +96,7 @@ def test_an_openai_compatible_server_receives_every_familys_constraint(mode) -> 
 # -- the embedded model: one reply of every family parses --------------------------------------
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_one_embedded_reply_of_every_family_parses(embedded_model) -> None:
     """Greedy, at the family's example cap: under the format every reply must parse."""
     outs = embedded_model.generate([REQUESTS[f] for f in FAMILIES])

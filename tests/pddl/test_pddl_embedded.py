@@ -21,7 +21,7 @@ from cogrsi_lib.pddl.ladder import LadderConfig, run_ladder
 
 OK, WHY = embedded_available()
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.model,
     pytest.mark.skipif(not OK, reason=f"embedded model unavailable: {WHY}"),
 ]
 

@@ -16,7 +16,7 @@ from cogrsi_lib.reader import GroundedReader, ReaderConfig, ReaderItem, records_
 
 OK, WHY = embedded_available()
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.model,
     pytest.mark.skipif(not OK, reason=f"embedded model unavailable: {WHY}"),
 ]
 

@@ -213,7 +213,7 @@ def test_perception_budget_covers_a_six_party_conversation_where_everyone_hears_
     assert 12 * len(item.lines()) + 24 < len(longest) // 4
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_perception_budget_against_the_embedded_tokenizer() -> None:
     from cogrsi_lib.llm.embedded import EmbeddedBackend, embedded_available
 

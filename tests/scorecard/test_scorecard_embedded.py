@@ -23,7 +23,7 @@ from .helpers import nested_items
 
 OK, WHY = embedded_available()
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.model,
     pytest.mark.skipif(not OK, reason=f"embedded model unavailable: {WHY}"),
 ]
 
