@@ -5,9 +5,30 @@ from __future__ import annotations
 import pytest
 
 from . import fake_vllm as _fake_vllm
+from .vllm_real import require_vllm, vllm_servers
 
 
 @pytest.fixture
 def fake_vllm(monkeypatch):
     """The ``vllm`` stand-in of :mod:`tests.llm.fake_vllm`, installed for one test."""
     return _fake_vllm.install(monkeypatch)
+
+
+@pytest.fixture(scope="session")
+def weights():
+    """The embedded model's GGUF converted once to a safetensors folder vLLM loads (skipped,
+    or failed under ``COGRSI_REQUIRE_VLLM=1``, without vLLM)."""
+    require_vllm()
+    from cogrsi_lib.llm.weights import converted_weights, describe
+
+    folder = converted_weights()
+    assert describe(folder)["gguf"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return folder
+
+
+@pytest.fixture(scope="session")
+def vllm_server(weights, tmp_path_factory):
+    """One ``vllm serve`` of the embedded weights on 127.0.0.1 for the whole pytest run; its
+    ``/v1`` base URL."""
+    with vllm_servers(weights, 1, tmp_path_factory.mktemp("vllm-logs")) as (url,):
+        yield url

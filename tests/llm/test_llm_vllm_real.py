@@ -1,10 +1,14 @@
 """vLLM for real on the CPU: the offline engine behind ``VLLMBackend``, and ``vllm serve`` on
-127.0.0.1 behind ``OpenAIBackend`` (one server, then two sharing the work), with the embedded
-model converted once from its GGUF.
+127.0.0.1 behind ``OpenAIBackend``, with the embedded model converted once from its GGUF.
 
 These run vLLM's own engine, scheduler, structured-output backend and HTTP server; nothing is
-stood in for. Skipped when vLLM is not installed, failed instead under
-``COGRSI_REQUIRE_VLLM=1`` (``.ci/run``).
+stood in for. To keep the suite's share of vLLM small on any CPU, the module builds one
+engine (LoRA enabled, so the trained adapter is served by the same engine as the base) and
+the pytest run starts one server (``vllm_server`` in ``tests/llm/conftest.py``), shared by
+every server test and by the model stages run with their counts cut to a few items; one
+model stage runs at its full ``params.yaml`` CPU setting on an engine of its own (``slow``).
+Skipped when vLLM is not installed, failed instead under ``COGRSI_REQUIRE_VLLM=1``
+(``.ci/run``).
 """
 
 from __future__ import annotations
@@ -18,35 +22,33 @@ from cogrsi_lib.llm.tally import open_tally
 from cogrsi_lib.reply_families import example_requests
 
 from .test_llm_embedded_structured import FORMATS, QUESTION, STORY
-from .vllm_real import CPU_ENGINE, SERVED_NAME, metric, on_vllm, require_vllm, vllm_servers
+from .vllm_real import CPU_ENGINE, SERVED_NAME, metric, on_server, on_vllm
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def weights():
-    require_vllm()
-    from cogrsi_lib.llm.weights import converted_weights, describe
-
-    folder = converted_weights()
-    assert describe(folder)["gguf"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    return folder
+pytestmark = pytest.mark.vllm
 
 
 @pytest.fixture(scope="module")
-def engine(weights):
-    from cogrsi_lib.llm.vllm_backend import VLLMBackend
+def adapter(tmp_path_factory):
+    """The train stage's committed adapter (from the repository's DVC remote)."""
+    from cogrsi_lib.pipeline import find_repo_root
 
-    b = VLLMBackend(None, engine_kwargs=CPU_ENGINE)
+    return committed_run(find_repo_root(), "train/adapter",
+                         tmp_path_factory.mktemp("committed") / "adapter")
+
+
+@pytest.fixture(scope="module")
+def engine(weights, adapter):
+    """The module's one engine: LoRA enabled at the committed adapter's rank, so that the
+    base (requests without a LoRA request) and the trained adapter share it."""
+    from cogrsi_lib.llm.adapter import load_adapter
+    from cogrsi_lib.llm.vllm_backend import LORA_RANKS, VLLMBackend
+
+    rank = min(r for r in LORA_RANKS if r >= load_adapter(adapter).rank)
+    b = VLLMBackend(None, engine_kwargs={**CPU_ENGINE, "enable_lora": True, "max_loras": 1,
+                                         "max_lora_rank": rank})
     yield b
     del b
     gc.collect()
-
-
-@pytest.fixture(scope="module")
-def servers(weights, tmp_path_factory):
-    with vllm_servers(weights, 2, tmp_path_factory.mktemp("vllm-logs")) as urls:
-        yield urls
 
 
 # -- the offline engine ----------------------------------------------------------------------
@@ -100,22 +102,18 @@ def test_an_over_long_prompt_fails_alone_and_the_batch_is_cached(engine, tmp_pat
 
 
 def test_engine_serves_the_trained_adapter_as_the_embedded_backend_merges_it(
-        engine, embedded_model, tmp_path) -> None:
+        engine, adapter, embedded_model) -> None:
     """The train stage's committed adapter, served by vLLM's LoRA support, answers like the
     embedded backend with the adapter merged, where the adapter changes the base's answer."""
     from cogrsi_lib.llm.embedded import EmbeddedBackend
     from cogrsi_lib.llm.types import SamplingParams
     from cogrsi_lib.llm.vllm_backend import VLLMBackend
-    from cogrsi_lib.pipeline import find_repo_root
     from cogrsi_lib.reader import prompts
     from cogrsi_lib.reader.views import plain_view
     from cogrsi_lib.train.examples import open_item, oracle_items
 
-    adapter = committed_run(find_repo_root(), "train/adapter", tmp_path / "adapter")
-    # a second engine in this process: its KV cache sized outright (vLLM's CPU worker takes
-    # the share of memory it is given minus what the process already holds)
-    lora = VLLMBackend(None, engine_kwargs={**CPU_ENGINE, "kv_cache_memory_bytes": 1 << 30},
-                       adapter=adapter)
+    lora = VLLMBackend(None, engine_kwargs=CPU_ENGINE, adapter=adapter)
+    assert lora.llm is engine.llm, "the adapter is served by the module's engine"
     merged = EmbeddedBackend(adapter=adapter, max_batch=8)
     assert lora.model == engine.model + merged.model[len(embedded_model.model):]
     assert lora.identity != engine.identity and lora.engine_kwargs["enable_lora"]
@@ -144,8 +142,8 @@ def served(urls, **cfg):
 
 
 @pytest.mark.parametrize("kind", sorted(FORMATS))
-def test_openai_backend_against_a_real_vllm_server(servers, kind) -> None:
-    b = served(servers[0], concurrency=1)  # one request at a time: no batch effects
+def test_openai_backend_against_a_real_vllm_server(vllm_server, kind) -> None:
+    b = served(vllm_server, concurrency=1)  # one request at a time: no batch effects
     fmt = FORMATS[kind]
     req = Request.of(f"{STORY}\n\n{QUESTION} Reply in this form: {fmt.spec}", reply=fmt, n=4,
                      temperature=1.0, max_tokens=80, seed=5)
@@ -162,17 +160,17 @@ def test_openai_backend_against_a_real_vllm_server(servers, kind) -> None:
     assert row["thinking_replies"] == 0 and row["failed"] == 0
 
 
-def test_response_format_mode_against_a_real_vllm_server(servers) -> None:
-    b = served(servers[0], structured_outputs="response_format")
+def test_response_format_mode_against_a_real_vllm_server(vllm_server) -> None:
+    b = served(vllm_server, structured_outputs="response_format")
     fmt = FORMATS["json"]
     out = b.generate_one(Request.of(f"{STORY}\n\n{QUESTION}", reply=fmt, n=2, temperature=0.7,
                                     max_tokens=80))
     assert all(fmt.ok(c.text) for c in out)
 
 
-def test_real_server_over_long_prompt_is_caught_before_sending(servers, tmp_path) -> None:
-    b = CachedBackend(served(servers[0]), tmp_path)
-    before = metric(servers[0], "vllm:request_success_total")
+def test_real_server_over_long_prompt_is_caught_before_sending(vllm_server, tmp_path) -> None:
+    b = CachedBackend(served(vllm_server), tmp_path)
+    before = metric(vllm_server, "vllm:request_success_total")
     long = Request.of("word " * 5000, max_tokens=8)
     near = Request.of("word " * 3900, max_tokens=400)  # fits, with less room than asked
     short = Request.of("Where is the ball? Answer in one word.", max_tokens=8)
@@ -180,31 +178,93 @@ def test_real_server_over_long_prompt_is_caught_before_sending(servers, tmp_path
     assert not out[0].ok and out[0].error.startswith("context_length: the prompt has ")
     assert out[1].ok and out[1].prompt_tokens + out[1].completion_tokens <= 4096
     assert out[2].ok and out[2].text
-    assert metric(servers[0], "vllm:request_success_total") - before == 2
+    assert metric(vllm_server, "vllm:request_success_total") - before == 2
     assert b.cache.stats.writes == 2
 
 
-def test_two_real_servers_share_the_requests(servers) -> None:
-    b = served(servers, concurrency=4)
-    before = [metric(u, "vllm:request_success_total") for u in servers]
+def test_requests_are_spread_over_the_endpoint_list(vllm_server) -> None:
+    """Two endpoints (the one server under two addresses): the requests are shared between
+    them, each endpoint's count is what it sent, and the server answered every one."""
+    port = vllm_server.rsplit(":", 1)[1]
+    urls = [vllm_server, f"http://localhost:{port}"]
+    b = served(urls, concurrency=4)
+    before = metric(vllm_server, "vllm:request_success_total")
     out = b.generate_one(Request.of("Name a colour.", n=24, temperature=1.0, max_tokens=6))
     assert len(out) == 24 and all(c.ok for c in out)
-    done = [metric(u, "vllm:request_success_total") - x for u, x in zip(servers, before,
-                                                                          strict=True)]
-    assert sum(done) == 24 and min(done) > 0
-    assert [e.sent for e in b.endpoints] == done
+    assert metric(vllm_server, "vllm:request_success_total") - before == 24
+    sent = [e.sent for e in b.endpoints]
+    assert sum(sent) == 24 and min(sent) > 0
 
 
-# -- every model stage with backend: vllm -------------------------------------------------
+# -- every model stage through vLLM -----------------------------------------------------------
 MODEL_STAGES = ("reader_eval", "harness", "pddl_mind", "scorecard", "loops", "audit")
+
+#: each stage's counts cut to a few items (record columns do not depend on counts); every
+#: other setting, its models and reply caps included, is the params.yaml CPU setting
+TINY = {
+    "reader_eval": {"n_pairs": 1, "n_per_benchmark": 1},
+    "harness": {"ablations": ["base", "full"], "n_per_benchmark": 1, "n_oracle": 1,
+                "agreement": {"n_worlds": 20},
+                "dev": {"n_tombench": 1, "n_oracle": 1, "rounds": 1, "budget": 8,
+                        "max_tokens": 64}},
+    "pddl_mind": {"n_stories": 1, "questions_per_story": 1, "n_cross_check": 10,
+                  "n_per_category": 1},
+    "scorecard": {"interventions": ["perspective"], "n_per_cell": 1, "n_per_game": 1,
+                  "selfpred_test": 1, "applied_depths": [1], "observation_counts": [0],
+                  "bootstrap_resamples": 50},
+    "loops": {"rounds": 2, "discovery_size": 4, "trial_size": 4, "final_size": 4,
+              "heldout_size": 2,
+              "shadow_study": {"arms": ["accuracy_library", "gated_library"], "seeds": [0],
+                               "rounds": 2, "discovery_size": 8, "trial_size": 8,
+                               "dev_stories": 60, "final_size": 20},
+              "shadow_audit": {"n_worlds": 40, "seed": 7, "max_depth": 2},
+              "noise_rounds": 1000},
+    "audit": {"n_worlds": 60, "registration": {"seeds": [0], "rounds": 2, "discovery_size": 8,
+                                               "trial_size": 8, "dev_stories": 60,
+                                               "final_size": 20},
+              "replay": {"max_per_rule": 1, "n_controls": 1}},
+}
+
+
+def tiny(stage: str, section: dict) -> dict:
+    """``section`` with the stage's counts cut (nested settings merged key by key)."""
+    out = dict(section)
+    for key, value in TINY[stage].items():
+        base = out.get(key)
+        out[key] = {**base, **value} if isinstance(base, dict) else value
+    return out
 
 
 @pytest.mark.parametrize("stage", MODEL_STAGES)
-def test_model_stage_runs_on_vllm_with_the_embedded_runs_records(weights, tmp_path, stage):
-    """The stage's notebook at its params.yaml CPU setting, run by papermill with every
-    embedded model swapped for ``backend: vllm``: the same record files and columns as the
-    committed embedded run (the outputs dvc.lock names, read from the in-repo DVC remote),
-    every reply that the cap did not cut in its declared form, none failed."""
+def test_model_stage_at_a_tiny_size_through_vllm_serve(vllm_server, tmp_path, stage):
+    """The stage's notebook at its params.yaml CPU setting with its counts cut, every model
+    served by ``vllm serve``: the committed run's record files and columns."""
+    import yaml
+
+    from cogrsi_lib.pipeline import find_repo_root
+
+    section = yaml.safe_load((find_repo_root() / "params.yaml").read_text())[stage]
+    swapped = on_server(tiny(stage, section), vllm_server, str(tmp_path / "cache"))
+    check_stage_records(stage, swapped, tmp_path)
+
+
+@pytest.mark.slow
+def test_reader_eval_at_its_cpu_setting_on_the_vllm_engine(weights, tmp_path):
+    """reader_eval's whole params.yaml CPU setting with ``backend: vllm``: the engine built
+    inside the stage's own kernel, at full size."""
+    import yaml
+
+    from cogrsi_lib.pipeline import find_repo_root
+
+    section = yaml.safe_load((find_repo_root() / "params.yaml").read_text())["reader_eval"]
+    check_stage_records("reader_eval", on_vllm(section, CPU_ENGINE, str(tmp_path / "cache")),
+                        tmp_path)
+
+
+def check_stage_records(stage: str, section: dict, tmp_path) -> None:
+    """Run the stage's notebook by papermill with ``section``: the same record files and
+    columns as the committed embedded run (the outputs dvc.lock names, read from the in-repo
+    DVC remote), every reply that the cap did not cut in its declared form, none failed."""
     import json
 
     import polars as pl
@@ -212,19 +272,22 @@ def test_model_stage_runs_on_vllm_with_the_embedded_runs_records(weights, tmp_pa
 
     from cogrsi_lib.pipeline import find_repo_root, run_stage
 
+    assert "embedded" not in json.dumps(section)
     root = find_repo_root()
-    params = yaml.safe_load((root / "params.yaml").read_text())[stage]
-    swapped = on_vllm(params, CPU_ENGINE, str(tmp_path / "cache"))
-    assert "embedded" not in json.dumps(swapped)
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({stage: swapped}))
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({stage: section}))
     run_stage(stage, tmp_path / "params.yaml", tmp_path / "out", repo_root=root)
     committed = committed_run(root, stage, tmp_path / "committed")
     parquets = sorted(committed.rglob("*.parquet"))
     assert parquets, f"{stage}: the committed run has no records"
+    differ = {}
     for p in parquets:
         mine = tmp_path / "out" / p.relative_to(committed)
         assert mine.is_file(), f"{stage}: no {mine.name} on vllm"
-        assert pl.read_parquet(mine).schema == pl.read_parquet(p).schema, p.name
+        ours, theirs = pl.read_parquet(mine).schema, pl.read_parquet(p).schema
+        if ours != theirs:
+            differ[p.name] = {c: (ours.get(c), theirs.get(c)) for c in {*ours, *theirs}
+                              if ours.get(c) != theirs.get(c)}
+    assert not differ, f"{stage}: columns differ from the committed run: {differ}"
     replies = json.loads((tmp_path / "out" / "summary.json").read_text())["replies"]
     assert replies, f"{stage}: no model calls tallied"
     for family, row in replies.items():

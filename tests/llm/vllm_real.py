@@ -117,17 +117,32 @@ def metric(root_v1: str, name: str) -> float:
 def on_vllm(section: Any, engine: dict, cache_dir: str) -> Any:
     """A stage's ``params.yaml`` section with every embedded model swapped for ``backend:
     vllm`` on the converted embedded weights (same prompts, sizes and seeds)."""
-    spec = {"backend": "vllm", "engine": dict(engine), "cache_dir": cache_dir}
+    return swap_models(section, {"backend": "vllm", "engine": dict(engine),
+                                 "cache_dir": cache_dir})
+
+
+def on_server(section: Any, base_url: str | list[str], cache_dir: str) -> Any:
+    """The same with every embedded model swapped for ``backend: openai`` on a running
+    ``vllm serve`` of the embedded weights (formats enforced by the server)."""
+    return swap_models(section, {"backend": "openai", "model": SERVED_NAME,
+                                 "base_url": base_url, "structured_outputs": "vllm",
+                                 "cache_dir": cache_dir})
+
+
+def swap_models(section: Any, spec: dict) -> Any:
+    """Every embedded model of a stage section replaced by the backend settings ``spec``,
+    whichever way the stage names its model (llm settings, a model name, or a stage-level
+    ``backend`` kind with its own ``llm`` settings)."""
     if isinstance(section, dict):
         if section.get("backend") == "embedded":
             if "llm" in section:  # a stage-level backend kind with its own llm settings
-                return {**section, "backend": "vllm",
-                        "llm": {"engine": dict(engine), "cache_dir": cache_dir}}
+                settings = {k: v for k, v in spec.items() if k != "backend"}
+                return {**section, "backend": spec["backend"], "llm": settings}
             return dict(spec)
         return {k: (dict(spec) if v == "embedded" and k in MODEL_KEYS
-                    else on_vllm(v, engine, cache_dir)) for k, v in section.items()}
+                    else swap_models(v, spec)) for k, v in section.items()}
     if isinstance(section, list):
-        return [on_vllm(v, engine, cache_dir) for v in section]
+        return [swap_models(v, spec) for v in section]
     return section
 
 
