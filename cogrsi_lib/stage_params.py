@@ -351,13 +351,13 @@ class TrainParams(StageParams):
     llm: dict[str, Any] = {"backend": "embedded", "cache_dir": None}
     # held-out oracle items per depth and partition: one count, or one per depth R0..R4
     eval_n_per_depth: PositiveInt | Annotated[list[NonNegativeInt], Field(
-        min_length=len(NESTED_DEPTHS), max_length=len(NESTED_DEPTHS))] = 2
+        min_length=len(NESTED_DEPTHS), max_length=len(NESTED_DEPTHS))] = 1
     eval_nested: dict[str, Any] = {"seed": 5, "n_agents": 4, "n_containers": 4,
                                    "min_events": 8, "max_events": 16}
     eval_pairs: dict[str, int] = {"eval_seed": 23, "n_eval_narrative": 160,
                                   "n_eval_dialogue": 160}
-    eval_n_pairs: int = 2
-    eval_benchmarks: dict[str, int] = {"tomi": 1, "hi-tom": 1}  # items per question type
+    eval_n_pairs: int = 1
+    eval_benchmarks: dict[str, int] = {"tomi": 1}  # items per question type
     eval_open: list[str] = ["oracle_nested"]  # sets also asked as open questions (no options)
     # strata (by prefix) of sets also asked open after thinking first, as traced examples are
     eval_traced: dict[str, list[str]] = {}

@@ -1,6 +1,9 @@
 """LoRA training of the embedded model, for real on a tiny setting: exact resume after an
 interruption, reuse of a finished phase, GRPO's reward, and the trained adapter served by the
-embedded backend agreeing with the model it was trained as."""
+embedded backend agreeing with the model it was trained as.
+
+The module trains once (:func:`run`: 4 SFT steps, checkpointed every 2, then one GRPO step);
+the tests that need a straight run, a finished phase or a trained adapter share it."""
 
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ pytestmark = pytest.mark.usefixtures("embedded_model")  # skips without the mode
 
 def tiny(**over):
     base = {"n_worlds": 8, "n_examples": 6, "mix": {"answer.plain": 1.0}, "n_heldout": 3,
-            "n_grpo": 2, "sft": {"steps": 4, "batch_size": 2, "max_length": 512},
+            "n_grpo": 2, "sft": {"steps": 4, "batch_size": 2, "max_length": 512,
+                                 "bf16": True, "group_by_length": True},
             "grpo": {"steps": 1, "prompts_per_step": 1, "generations": 2},
             "checkpoint_every": 2, "heldout_every": 2, "threads": 2}
     return load("train", {**base, **over})
@@ -25,6 +29,19 @@ def tiny(**over):
 @pytest.fixture(scope="module")
 def data():
     return training_set(tiny())
+
+
+@pytest.fixture(scope="module")
+def run(data, tmp_path_factory):
+    """The module's one training run, straight through: SFT, then GRPO."""
+    return train(tiny(), data, tmp_path_factory.mktemp("train"))
+
+
+@pytest.fixture(scope="module")
+def base():
+    """The base model and tokenizer as training loads them (tests that change the model
+    copy it first)."""
+    return trainer.load_base()
 
 
 def adapter_tensors(path):
@@ -44,12 +61,11 @@ def stop_at(step):
     return Stop()
 
 
-def test_an_interrupted_run_resumes_exactly_and_a_finished_one_is_reused(data, tmp_path):
+def test_an_interrupted_run_resumes_exactly_and_a_finished_one_is_reused(data, run, tmp_path):
     import torch
 
-    p = tiny(sft={"steps": 4, "batch_size": 2, "max_length": 512, "bf16": True,
-                  "group_by_length": True})
-    straight = run_sft(data.examples, data.heldout, p, tmp_path / "straight")
+    p = tiny()
+    straight = run.phases[0]
     with pytest.raises(TrainingInterrupted, match="step 2 of 4"):
         run_sft(data.examples, data.heldout, p, tmp_path / "cut", callbacks=[stop_at(2)])
     assert (tmp_path / "cut" / "sft" / "checkpoint-2").is_dir()
@@ -97,9 +113,8 @@ def torch_close(a, b):
     return float((a - b).norm()) <= 1e-3 * float(b.norm()) + 1e-9
 
 
-def test_grpo_rewards_the_oracle_answer_and_the_stage_saves_the_adapter(data, tmp_path):
-    p = tiny()
-    result = train(p, data, tmp_path)
+def test_grpo_rewards_the_oracle_answer_and_the_stage_saves_the_adapter(data, run, tmp_path):
+    result = run
     assert [ph.phase for ph in result.phases] == ["sft", "grpo"]
     rewards = [h["reward"] for h in result.phases[1].history if "reward" in h]
     assert len(rewards) == 1 and 0.0 <= rewards[0] <= 1.0
@@ -132,16 +147,18 @@ def test_reward_reads_only_the_exact_reply():
     assert reward(['{"answer":"B"}', '{"answer":"A"}', "B"], ["i", "i", "i"]) == [1.0, 0.0, 0.0]
 
 
-def test_option_picks_are_what_the_constrained_decoder_answers(data, tmp_path, embedded_model):
+def test_option_picks_are_what_the_constrained_decoder_answers(data, run, base, embedded_model):
     """Held-out scoring predicts the backend's greedy constrained answers, for the base and
     for the trained adapter merged into the GGUF model."""
+    import copy
+
     from peft import PeftModel
 
     from cogrsi_lib.llm.embedded import EmbeddedBackend
     from cogrsi_lib.llm.types import Request, SamplingParams
     from cogrsi_lib.reader import prompts
 
-    result = run_sft(data.examples, data.heldout, tiny(), tmp_path / "w")
+    result = run.phases[0]  # the SFT adapter
     examples = [e for e in data.heldout if e.labels] + list(data.grpo)
     # the same messages, with the reply format their labels declare
     requests = [Request(e.messages, SamplingParams(max_tokens=32, temperature=0.0),
@@ -151,22 +168,22 @@ def test_option_picks_are_what_the_constrained_decoder_answers(data, tmp_path, e
     def answers(backend):
         return [reply_answer(cs[0].text) for cs in backend.generate(requests)]
 
-    model, tok = trainer.load_base()
+    model, tok = base
     assert answers(embedded_model) == trainer.option_picks(model, tok, examples)
     tuned = EmbeddedBackend(adapter=result.adapter, max_batch=8)
     assert "+lora:" in tuned.model and tuned.identity != embedded_model.identity
-    peft_model = PeftModel.from_pretrained(model, str(result.adapter))
+    peft_model = PeftModel.from_pretrained(copy.deepcopy(model), str(result.adapter))
     assert answers(tuned) == trainer.option_picks(peft_model, tok, examples)
 
 
-def test_open_picks_name_the_most_likely_option_reply(data):
+def test_open_picks_name_the_most_likely_option_reply(data, base):
     """Scoring the options' replies on a shared prompt cache, padded, agrees with scoring
     each option's whole reply alone; an example asked by label is refused."""
     import json
 
     import torch
 
-    model, tok = trainer.load_base()
+    model, tok = base
     named = [e for e in data.heldout if not e.labels]
     assert named and all(e.gold in e.meta["options"] for e in named)
     # replies of different lengths, so the padding of the shared-cache batch is exercised
@@ -211,14 +228,14 @@ def test_a_folder_without_an_adapter_is_refused(tmp_path):
                        "adapter": str(tmp_path)})
 
 
-def test_traced_replies_batched_are_the_replies_one_at_a_time():
+def test_traced_replies_batched_are_the_replies_one_at_a_time(base):
     """Greedy traced replies generated in a left-padded batch equal each reply generated
     alone; the answer is read only from the exact traced object."""
     from cogrsi_lib.train.examples import oracle_items, traceable, traced_example
 
     traced = [traced_example(it) for it in oracle_items(12, 4) if traceable(it)][:3]
     assert len(traced) == 3 and len({len(e.messages[-1].content) for e in traced}) > 1
-    model, tok = trainer.load_base()
+    model, tok = base
     batched = trainer.traced_replies(model, tok, traced, batch_size=3, max_tokens=24)
     alone = [trainer.traced_replies(model, tok, [e], batch_size=1, max_tokens=24)[0]
              for e in traced]
