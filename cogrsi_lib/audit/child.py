@@ -40,6 +40,8 @@ MAX_ERROR_SAMPLES = 5
 MAX_ANSWER_CHARS = 200
 MAX_DISTINCT_ANSWERS = 1000
 MAX_MESSAGE_CHARS = 300
+#: Exit status when an exception escapes the harness (``EX_SOFTWARE``); no traceback is printed.
+HARNESS_FAILED = 70
 
 
 class CpuLimit(BaseException):
@@ -114,6 +116,45 @@ def _clean(text: str, limit: int) -> str:
     return "".join(c if c.isprintable() else " " for c in text)
 
 
+def _fail_quietly(*_args: Any) -> None:
+    os._exit(HARNESS_FAILED)
+
+
+def _ignore(_unraisable: Any) -> None:
+    """``sys.unraisablehook``: an exception Python ignores (in a finaliser) stays ignored."""
+
+
+def silence() -> int:
+    """Send standard output and error nowhere and stop Python from printing tracebacks.
+
+    Returns a private copy of the result descriptor (standard output).  A traceback quotes
+    the source lines of every frame, which means opening files: once the system-call filter
+    is loaded that kills the process, so an escaped exception ends it with status
+    :data:`HARNESS_FAILED` instead, and an exception in a finaliser is dropped.
+    """
+    warnings.simplefilter("ignore")
+    out_fd = os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    sys.stdout = sys.stderr = sink
+    sys.excepthook = _fail_quietly
+    sys.unraisablehook = _ignore
+    return out_fd
+
+
+def answer_text(value: Any) -> str | None:
+    """``predict``'s value as the answer the parent receives, or ``None`` when it is not a
+    scalar (:func:`~cogrsi_lib.audit.api.answer_string`); cut to :data:`MAX_ANSWER_CHARS`,
+    valid UTF-8."""
+    text = answer_string(value)
+    if text is None:
+        return None
+    return text[:MAX_ANSWER_CHARS].encode("utf-8", "replace").decode("utf-8")
+
+
 def _error_text(exc: BaseException) -> str:
     try:
         return _clean(f"{type(exc).__name__}: {exc}", MAX_MESSAGE_CHARS)
@@ -183,11 +224,15 @@ def run(code_text: str, worlds: list, questions: list, policy: bool = True,
         if value is None:
             codes[i] = NO_ANSWER
             continue
-        text = answer_string(value)
+        try:
+            text = answer_text(value)
+        except (MemoryError, CpuLimit):
+            raise
+        except BaseException:  # noqa: BLE001 - a value that breaks conversion is a bad answer
+            text = None
         if text is None:
             codes[i] = BAD_ANSWER
             continue
-        text = text[:MAX_ANSWER_CHARS].encode("utf-8", "replace").decode("utf-8")
         if text not in table and len(table) >= MAX_DISTINCT_ANSWERS:
             codes[i] = BAD_ANSWER
             continue
@@ -212,14 +257,7 @@ def main() -> None:
     signer = hmac.new(bytes.fromhex(header.pop("key")), digestmod="sha256")
     worlds, questions = build_views(json.loads(body))
     del data, body, head
-    warnings.simplefilter("ignore")
-    out_fd = os.dup(1)
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    os.close(null)
-    sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
-    sys.stdout = sys.stderr = sink
+    out_fd = silence()
     filtered: list[bool] = []
     dropped = False
 
@@ -236,6 +274,10 @@ def main() -> None:
         result = {"outcome": "memory", "message": "memory limit reached"}
     except CpuLimit:
         result = {"outcome": "timeout", "message": "CPU-time limit reached"}
+    except Exception as exc:  # noqa: BLE001 - a fault of the harness itself is reported, signed
+        result = {"outcome": "crashed",
+                  "message": _clean(f"sandbox harness failed: {_error_text(exc)}",
+                                    MAX_MESSAGE_CHARS)}
     if result["outcome"] != "unisolated":
         result["isolation"] = isolation.Isolation(os.getuid(), dropped, any(filtered)).describe()
     result["n_questions"] = len(questions)

@@ -35,6 +35,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cogrsi_lib.audit.child import HARNESS_FAILED
 from cogrsi_lib.audit.snapshot import AuditSample
 
 #: Outcomes a run can have; only ``ok`` has per-question results.
@@ -147,7 +148,7 @@ class _Report(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     outcome: Literal["ok", "syntax_error", "rejected", "load_error", "timeout", "memory",
-                     "unisolated"]
+                     "crashed", "unisolated"]
     message: _Text
     n_questions: int
     isolation: Annotated[str, Field(max_length=200)] = ""
@@ -326,6 +327,9 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
             return RunResult("timeout", "CPU-time limit reached", wall_s=wall, stderr=stderr)
         if "MemoryError" in stderr:
             return RunResult("memory", "memory limit reached", wall_s=wall, stderr=stderr)
+        if rc == HARNESS_FAILED:
+            return RunResult("crashed", "the sandbox harness failed (uncaught exception)",
+                             wall_s=wall, stderr=stderr)
         return RunResult("crashed", f"sandbox exited with status {rc}", wall_s=wall,
                          stderr=stderr)
     try:

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -81,6 +82,7 @@ def test_an_honest_run_records_what_the_child_gave_up(tiny_sample, fast_limits):
 def test_root_is_given_up_before_the_code_runs(tiny_sample, fast_limits):
     code = """
 import os
+import signal
 def applies(world, q):
     return True
 
@@ -306,3 +308,62 @@ def test_the_decoder_never_raises_anything_else(raw, sign):
     else:
         assert sign
 
+
+
+def test_answers_whose_methods_raise_cannot_stop_the_run(tiny_sample, fast_limits):
+    """Past the policy, ``predict`` returns subclasses whose text, hash and slicing raise: the
+    harness reads the base value, and a value it cannot read is that question's bad answer."""
+    code = """
+class Loud(str):
+    def __str__(self):
+        raise SystemExit(3)
+    __repr__ = __getitem__ = __hash__ = __eq__ = __str__
+
+class Huge(int):
+    def __repr__(self):
+        raise SystemExit(3)
+    __str__ = __index__ = __hash__ = __repr__
+
+def applies(world, q):
+    return q.depth == 1
+
+def predict(world, q):
+    if q.kind == "location":
+        return Loud(world.location_at(-1))
+    return Huge(10 ** 5000)
+"""
+    result = run_code(code, tiny_sample, fast_limits, ast_policy=False)
+    honest = run_code(HONEST, tiny_sample, fast_limits)
+    assert result.ok, result.message
+    kinds = tiny_sample.questions["kind"].to_numpy()
+    depth1 = tiny_sample.questions["depth"].to_numpy() == 1
+    assert (result.codes[depth1 & (kinds == "property")] == 5).all()
+    location = depth1 & (kinds == "location")
+    assert list(result.answers[location]) == list(honest.answers[location])
+
+
+TRACEBACK_AFTER_FILTER = """
+import json, os, sys
+from cogrsi_lib.audit import child
+if sys.argv[1] == "silenced":
+    out = child.silence()
+else:  # a sink like the harness's, Python's own traceback printing left in place
+    out = os.dup(1)
+    sys.stderr = open(os.devnull, "w")
+child.seal(out)
+json.loads("not json")  # raises from frames in the standard library's source files
+"""
+
+
+def test_an_exception_escaping_the_harness_never_prints_a_traceback():
+    """Printing a traceback opens the source files, which the filter punishes with SIGSYS;
+    the silenced child exits with its own status instead."""
+    from cogrsi_lib.audit.child import HARNESS_FAILED
+
+    root = str(Path(__file__).resolve().parents[2])
+    status = {
+        how: subprocess.run([sys.executable, "-c", TRACEBACK_AFTER_FILTER, how], cwd=root,
+                            env={"PYTHONPATH": root}, capture_output=True, timeout=60).returncode
+        for how in ("silenced", "default")
+    }
+    assert status == {"silenced": HARNESS_FAILED, "default": -signal.SIGSYS}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import numpy as np
 import pytest
 
 from cogrsi_lib.audit.sandbox import CODE_NAMES, SandboxLimits, run_code, run_many
@@ -131,3 +132,29 @@ def test_run_many_keeps_order_and_survives_bad_neighbours(tiny_sample, fast_limi
     codes = ["import os\n" + OK_FUNCS, OK_FUNCS, "x = [0] * 10 ** 11\n" + OK_FUNCS, None]
     results = run_many(codes, tiny_sample, fast_limits, workers=2)
     assert [r.outcome for r in results] == ["rejected", "ok", "memory", "no_code"]
+
+
+def test_an_answer_too_long_to_print_is_a_bad_answer_for_that_question_only(tiny_sample,
+                                                                            fast_limits):
+    """``str(10 ** 5000)`` raises; the question is ``bad_answer`` and the run goes on."""
+    code = textwrap.dedent("""
+    def applies(world, q):
+        return q.depth == 1
+
+    def predict(world, q):
+        if q.kind == "location":
+            return 10 ** 5000
+        return world.value_at(q.property, -1)
+    """)
+    honest = run_code(code.replace("10 ** 5000", "world.location_at(-1)"), tiny_sample,
+                      fast_limits)
+    result = run_code(code, tiny_sample, fast_limits)
+    assert result.ok, result.message
+    q = tiny_sample.questions
+    location = (q["kind"] == "location").to_numpy()
+    depth1 = (q["depth"] == 1).to_numpy()
+    assert (result.codes[depth1 & location] == CODE_NAMES.index("bad_answer")).all()
+    assert (result.codes == np.where(depth1 & location, CODE_NAMES.index("bad_answer"),
+                                     honest.codes)).all()
+    kept = depth1 & ~location
+    assert kept.any() and list(result.answers[kept]) == list(honest.answers[kept])
