@@ -25,6 +25,7 @@ MALICIOUS = {
                       "rejected", "__subclasses__"),
     "getattr escape": ("x = getattr((), '__cl' + 'ass__')\n" + OK_FUNCS, "load_error",
                        "__class__"),
+    "fullwidth dunder": ("x = ().__\uff43lass__\n" + OK_FUNCS, "rejected", "__class__"),
     "generator frame": ("g = (i for i in [1])\nf = g.gi_frame\n" + OK_FUNCS, "rejected",
                         "gi_frame"),
     "network": ("import socket\n" + OK_FUNCS, "rejected", "socket"),
@@ -158,3 +159,16 @@ def test_an_answer_too_long_to_print_is_a_bad_answer_for_that_question_only(tiny
                                      honest.codes)).all()
     kept = depth1 & ~location
     assert kept.any() and list(result.answers[kept]) == list(honest.answers[kept])
+
+
+def test_non_ascii_identifiers_and_named_escapes_compile_in_the_sandbox(tiny_sample,
+                                                                         fast_limits):
+    """The parser needs ``unicodedata`` for them; the child has it before it may open files."""
+    code = "\u03c0 = 3.14\nbullet = '\\N{BULLET}'\n" + OK_FUNCS.replace(
+        "return q.depth == 1", "gr\u00f6\u00dfe = q.depth\n    return gr\u00f6\u00dfe == 1")
+    assert "\u03c0" in code and "\\N{BULLET}" in code
+    result = run_code(code, tiny_sample, fast_limits)
+    honest = run_code(OK_FUNCS, tiny_sample, fast_limits)
+    assert result.ok, result.message
+    assert (result.codes == honest.codes).all()
+    assert list(result.answers) == list(honest.answers)
