@@ -34,6 +34,7 @@ from typing import Any
 from cogrsi_lib.audit import isolation
 from cogrsi_lib.audit.api import answer_string, build_views
 from cogrsi_lib.audit.policy import PolicyViolation, compile_rule, restricted_globals
+from cogrsi_lib.audit.printable import printable
 
 NOT_APPLIES, ANSWER, APPLIES_ERROR, PREDICT_ERROR, NO_ANSWER, BAD_ANSWER = b"012345"
 MAX_ERROR_SAMPLES = 5
@@ -111,9 +112,8 @@ def seal(result_fd: int, require_seccomp: bool = True) -> bool:
 
 
 def _clean(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, as valid UTF-8 with no control characters."""
-    text = text[:limit].encode("utf-8", "replace").decode("utf-8")
-    return "".join(c if c.isprintable() else " " for c in text)
+    """``text`` cut to ``limit`` characters and made printable (the parent does it again)."""
+    return printable(text[:limit])
 
 
 def _fail_quietly(*_args: Any) -> None:

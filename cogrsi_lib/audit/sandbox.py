@@ -36,6 +36,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cogrsi_lib.audit.child import HARNESS_FAILED
+from cogrsi_lib.audit.printable import printable
 from cogrsi_lib.audit.snapshot import AuditSample
 
 #: Outcomes a run can have; only ``ok`` has per-question results.
@@ -87,8 +88,10 @@ class RunResult:
     """What one translation did on the sample.
 
     ``codes[i]`` is the per-question code (0..5, :data:`CODE_NAMES`) and ``answers[i]`` the
-    prediction, normalised by :func:`normalise`, where ``codes[i] == 1`` (else ``None``);
-    both are ``None`` unless ``ok``.  ``isolation`` says what the child gave up.
+    prediction, normalised by :func:`normalise` and then made printable
+    (:func:`~cogrsi_lib.audit.printable.printable`), where ``codes[i] == 1`` (else ``None``);
+    both are ``None`` unless ``ok``.  ``message`` and the error samples' texts are printable
+    too.  ``isolation`` says what the child gave up.
     """
 
     outcome: str
@@ -207,20 +210,23 @@ def read_report(out: bytes, key: bytes, n_questions: int) -> _Report:
 
 
 def _result(report: _Report, wall: float, stderr: str) -> RunResult:
+    """The run a valid report describes; every text in it made printable."""
     if report.outcome != "ok":
-        return RunResult(report.outcome, report.message, wall_s=wall, stderr=stderr,
-                         isolation=report.isolation)
+        return RunResult(report.outcome, printable(report.message), wall_s=wall,
+                         stderr=stderr, isolation=printable(report.isolation))
     n = len(report.codes or "")
     codes = np.frombuffer((report.codes or "").encode("ascii"), dtype=np.uint8) - ord("0")
     answers = np.full(n, None, dtype=object)
     hits = np.flatnonzero(codes == 1)
     if len(hits):
-        table = np.asarray([normalise(t) for t in report.table or ()], dtype=object)
+        table = np.asarray([printable(normalise(t)) for t in report.table or ()],
+                           dtype=object)
         answers[hits] = table[np.asarray(report.preds, dtype=np.int64)]
     return RunResult(
         "ok", "", codes.astype(np.uint8), answers,
-        [e.model_dump() for e in report.error_samples], wall_s=wall, load_s=report.load_s,
-        run_s=report.run_s, stderr=stderr, isolation=report.isolation,
+        [{**e.model_dump(), "error": printable(e.error)} for e in report.error_samples],
+        wall_s=wall, load_s=report.load_s, run_s=report.run_s, stderr=stderr,
+        isolation=printable(report.isolation),
     )
 
 

@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,10 +30,12 @@ from cogrsi_lib.audit.sandbox import (
     _collect,
     _kill,
     _Refused,
+    normalise,
     output_cap,
     read_report,
     run_code,
 )
+from cogrsi_lib.audit.verdict import decide
 
 from .test_audit_sandbox import OK_FUNCS
 
@@ -232,6 +235,31 @@ def test_an_answer_with_lone_surrogates_is_cleaned_not_fatal(tiny_sample, fast_l
     assert result.ok
     for answer in result.answers[result.applies()]:
         answer.encode("utf-8")
+
+
+CONTROLS = "\\x1b[2J\\x1b]0;x\\x07\\r\\n\\x00\\u202e"
+
+
+def test_control_characters_never_reach_the_record(tiny_sample, fast_limits):
+    """Escapes, bell, NUL, CR/LF and a bidi override in answers and messages: each becomes
+    U+FFFD in ``RunResult.answers`` and so in the counterexample table, and in messages."""
+    code = HONEST.replace("return world.location_at(-1)",
+                          f"return world.location_at(-1) + '{CONTROLS}'")
+    honest = run_code(HONEST, tiny_sample, fast_limits)
+    runs = [run_code(code, tiny_sample, fast_limits) for _ in range(2)]
+    r = "\ufffd"
+    for run in runs:
+        assert run.ok and (run.codes == honest.codes).all()
+        hits = run.applies()
+        expected = [a + f"{r}[2j{r}]0;x" + r * 5 for a in honest.answers[hits]]
+        assert list(run.answers[hits]) == expected
+    gold = np.asarray([normalise(g) for g in tiny_sample.gold], dtype=object)
+    verdict, shared = decide(runs[0], runs[1], gold)
+    assert verdict.verdict == "invalid" and len(shared)
+    assert all(runs[0].answers[i].isprintable() for i in shared)
+    failed = run_code(f"raise ValueError('{CONTROLS}')\n" + HONEST, tiny_sample, fast_limits)
+    assert failed.outcome == "load_error"
+    assert failed.message == f"ValueError: {r}[2J{r}]0;x" + r * 5
 
 
 def test_error_text_is_printable_and_bounded(tiny_sample, fast_limits):
