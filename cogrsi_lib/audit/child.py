@@ -179,7 +179,9 @@ def run(code_text: str, worlds: list, questions: list, policy: bool = True,
     except SyntaxError as exc:
         return {"outcome": "syntax_error",
                 "message": _clean(f"line {exc.lineno}: {exc.msg}", MAX_MESSAGE_CHARS)}
-    except (RecursionError, MemoryError, ValueError) as exc:
+    except MemoryError:
+        return {"outcome": "memory", "message": "memory limit reached while compiling"}
+    except (RecursionError, ValueError) as exc:
         return {"outcome": "syntax_error", "message": _error_text(exc)}
     before_exec()
     env = restricted_globals() if policy else {"__name__": "rule"}

@@ -249,7 +249,10 @@ def _exited(pid: int) -> bool:
 def _collect(proc: subprocess.Popen, payload: bytes, wall_s: float,
              cap: int) -> tuple[bytes, bytes, str]:
     """Feed ``payload``; read stdout (at most ``cap`` bytes) and stderr until the child and
-    its pipes are done or ``wall_s`` passes.  The third value names a problem, if any."""
+    its pipes are done or ``wall_s`` passes.  The third value names a problem, if any.
+
+    A child that closes its pipes is still waited for (until ``wall_s``): how it ends is
+    what the run records.  Once it has exited, its pipes get :data:`EXIT_GRACE_S`."""
     writer = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
     writer.start()
     out, err = bytearray(), bytearray()
@@ -260,15 +263,18 @@ def _collect(proc: subprocess.Popen, payload: bytes, wall_s: float,
         for stream in (proc.stdout, proc.stderr):
             os.set_blocking(stream.fileno(), False)
             sel.register(stream, selectors.EVENT_READ)
-        while sel.get_map() and not problem:
+        while not problem:
             now = time.monotonic()
             if now >= deadline:
                 problem = "timeout"
                 break
             if exited_at is None and _exited(proc.pid):
                 exited_at = now
-            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
-                break  # a descendant holds the pipes open; stop listening
+            if exited_at is not None and (not sel.get_map() or now - exited_at > EXIT_GRACE_S):
+                break  # done, or a descendant holds the pipes open: stop listening
+            if not sel.get_map():  # pipes closed, child still running
+                time.sleep(min(deadline - now, 0.05))
+                continue
             for key, _ in sel.select(timeout=min(deadline - now, 0.05)):
                 try:
                     chunk = os.read(key.fd, 1 << 16)
@@ -303,6 +309,7 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
     })
     payload = header.encode("utf-8", "surrogatepass") + b"\n" + sample.payload
     start = time.perf_counter()
+    cpu: float | None = None
     proc = subprocess.Popen(
         [sys.executable, "-I", "-c", _BOOT, _PACKAGE_PARENT],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -312,7 +319,7 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
         out, err, problem = _collect(proc, payload, limits.wall_s,
                                      output_cap(sample.n_questions))
     finally:
-        _kill(proc)
+        cpu = _kill(proc)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
@@ -325,19 +332,9 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
         return RunResult("bad_output", f"more than {output_cap(sample.n_questions)} bytes "
                          "of output", wall_s=wall, stderr=stderr)
     rc = proc.returncode
-    if rc == -signal.SIGSYS:
-        return RunResult("crashed", "stopped by the sandbox at a forbidden system call",
-                         wall_s=wall, stderr=stderr)
     if rc != 0 or not out:
-        if rc in (-signal.SIGXCPU, -signal.SIGKILL):
-            return RunResult("timeout", "CPU-time limit reached", wall_s=wall, stderr=stderr)
-        if "MemoryError" in stderr:
-            return RunResult("memory", "memory limit reached", wall_s=wall, stderr=stderr)
-        if rc == HARNESS_FAILED:
-            return RunResult("crashed", "the sandbox harness failed (uncaught exception)",
-                             wall_s=wall, stderr=stderr)
-        return RunResult("crashed", f"sandbox exited with status {rc}", wall_s=wall,
-                         stderr=stderr)
+        outcome, message = exit_outcome(rc, cpu, limits.cpu_s, stderr)
+        return RunResult(outcome, message, wall_s=wall, stderr=stderr)
     try:
         report = read_report(out, key, sample.n_questions)
     except _Refused as exc:
@@ -345,15 +342,76 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
     return _result(report, wall, stderr)
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    """Kill the child's whole process group, then reap the child (bounded waits)."""
+#: Share by which the CPU time a reaped child reports may fall short of the limit that
+#: stopped it: the kernel checks the limit against tick-sampled time, the usage it reports
+#: is scheduler time (measured here up to 7 % lower).
+_CPU_SLACK = 0.1
+
+
+def exit_outcome(rc: int | None, cpu_s: float | None, cpu_limit_s: float,
+                 stderr: str = "") -> tuple[str, str]:
+    """Outcome and message of a child that ended without a result: status ``rc`` (``-n``
+    for signal ``n``) after ``cpu_s`` seconds of CPU, under a limit of ``cpu_limit_s``.
+
+    The child's soft CPU limit (``SIGXCPU``) is at least ``cpu_limit_s`` and its hard limit
+    (the kernel's ``SIGKILL``) at least one second more (:func:`cogrsi_lib.audit.child.restrict`),
+    so a ``SIGKILL`` with less CPU than that came from elsewhere, such as the kernel's
+    out-of-memory killer, and is a crash, not a timeout.  The parent itself kills a running
+    child only at the wall-time limit or the output cap, which are recorded before this.
+    """
+    if rc == -signal.SIGSYS:
+        return "crashed", "stopped by the sandbox at a forbidden system call"
+    used = "" if cpu_s is None else f" after {cpu_s:.2f} s of CPU"
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL) and cpu_s is not None:
+        needed = (cpu_limit_s + (1 if rc == -signal.SIGKILL else 0)) * (1 - _CPU_SLACK)
+        if cpu_s >= needed:
+            return "timeout", f"CPU-time limit reached{used}"
+    if "MemoryError" in stderr:
+        return "memory", "memory limit reached"
+    if rc is not None and rc < 0:
+        name = _signal_name(-rc)
+        if rc == -signal.SIGKILL:
+            return "crashed", (f"killed by SIGKILL from outside the sandbox{used}, below its "
+                               "CPU limit (e.g. the kernel's out-of-memory killer)")
+        return "crashed", f"killed by {name}{used}"
+    if rc == HARNESS_FAILED:
+        return "crashed", f"the sandbox harness failed (uncaught exception){used}"
+    return "crashed", f"sandbox exited with status {rc} without a result{used}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _reap(proc: subprocess.Popen, timeout_s: float = 10.0) -> float | None:
+    """Wait for the (killed) child, set its return code; the CPU seconds it used, or
+    ``None`` when it was reaped elsewhere or is still there after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_utime + usage.ru_stime
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.005)
+
+
+def _kill(proc: subprocess.Popen) -> float | None:
+    """Kill the child's whole process group, then reap the child (bounded wait); the CPU
+    seconds the child used, when known."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         with contextlib.suppress(OSError):
             proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):  # a SIGKILLed child always exits
-        proc.wait(timeout=10)
+    return _reap(proc)
 
 
 def run_many(codes: Sequence[str | None], sample: AuditSample,

@@ -190,6 +190,53 @@ def test_a_flood_of_output_is_cut_at_the_cap(tiny_sample):
     assert str(output_cap(tiny_sample.n_questions)) in result.message
 
 
+def _sandboxed_child(timeout_s: float = 20.0) -> int:
+    """The pid of this process's sandbox child once its system-call filter is loaded."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            try:
+                status = (proc / "status").read_text()
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if (f"PPid:\t{os.getpid()}\n" in status and b"cogrsi_lib.audit.child" in cmdline
+                    and "Seccomp:\t2" in status):
+                return int(proc.name)
+        time.sleep(0.02)
+    raise AssertionError("no sandbox child appeared")
+
+
+def test_a_kill_from_outside_is_a_crash_not_a_cpu_timeout(tiny_sample):
+    """A SIGKILL that is not the CPU limit's (here from the test, as the out-of-memory killer
+    would send it) is recorded as such."""
+    spin = HONEST.replace("return q.depth == 1", "n = 0\n    while n >= 0:\n        n += 1")
+    limits = SandboxLimits(wall_s=60, cpu_s=30, memory_mb=512)
+    found: dict[str, object] = {}
+    runner = threading.Thread(target=lambda: found.update(r=run_code(spin, tiny_sample, limits)))
+    runner.start()
+    try:
+        pid = _sandboxed_child()
+        time.sleep(0.2)
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        runner.join(timeout=120)
+    result = found["r"]
+    assert result.outcome == "crashed", result.message
+    assert "SIGKILL from outside" in result.message and result.wall_s < 30
+
+
+def test_a_child_that_closes_its_pipes_is_waited_for(tiny_sample, fast_limits):
+    """Closing every descriptor, spinning a second, then exiting with status 3: the parent
+    waits for it and records that status, not a CPU timeout."""
+    attack = ("import time\nfor fd in range(64):\n    try:\n        os.close(fd)\n"
+              "    except OSError:\n        pass\nt = time.monotonic()\n"
+              "while time.monotonic() - t < 1.0:\n    pass\nos._exit(3)")
+    result = run_escaped(attack, tiny_sample, fast_limits)
+    assert result.outcome == "crashed" and "status 3" in result.message, result.message
+    assert result.wall_s >= 1.0
+
+
 def test_calls_outside_both_lists_fail_softly(tiny_sample, fast_limits):
     """A system call neither allowed nor hostile (here a sleep) fails with EPERM."""
     result = run_escaped("import time\ntime.sleep(60)", tiny_sample, fast_limits)

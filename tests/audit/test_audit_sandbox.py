@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 import textwrap
 
 import numpy as np
 import pytest
 
-from cogrsi_lib.audit.sandbox import CODE_NAMES, SandboxLimits, run_code, run_many
+from cogrsi_lib.audit.child import HARNESS_FAILED
+from cogrsi_lib.audit.sandbox import (
+    CODE_NAMES,
+    SandboxLimits,
+    exit_outcome,
+    run_code,
+    run_many,
+)
 
 OK_FUNCS = """
 def applies(world, q):
@@ -172,3 +180,29 @@ def test_non_ascii_identifiers_and_named_escapes_compile_in_the_sandbox(tiny_sam
     assert result.ok, result.message
     assert (result.codes == honest.codes).all()
     assert list(result.answers) == list(honest.answers)
+
+
+def test_running_out_of_memory_while_compiling_is_memory(tiny_sample):
+    code = "x = [" + "0," * 1_000_000 + "]\n" + OK_FUNCS
+    result = run_code(code, tiny_sample, SandboxLimits(wall_s=60, cpu_s=30, memory_mb=64))
+    assert result.outcome == "memory" and "compiling" in result.message, result.message
+
+
+SIGKILL, SIGXCPU = -int(signal.SIGKILL), -int(signal.SIGXCPU)
+
+
+@pytest.mark.parametrize(("rc", "cpu", "outcome", "words"), [
+    (-int(signal.SIGSYS), 0.1, "crashed", "forbidden system call"),
+    (SIGKILL, 3.2, "timeout", "CPU-time limit"),  # the hard limit, at least the limit + 1 s
+    (SIGKILL, 1.5, "crashed", "SIGKILL from outside"),  # under it: not the CPU limit
+    (SIGKILL, None, "crashed", "SIGKILL from outside"),
+    (SIGXCPU, 2.0, "timeout", "CPU-time limit"),
+    (SIGXCPU, 0.3, "crashed", "SIGXCPU"),
+    (-int(signal.SIGSEGV), 0.3, "crashed", "SIGSEGV"),
+    (HARNESS_FAILED, 0.3, "crashed", "harness failed"),
+    (3, 0.3, "crashed", "status 3 without a result"),
+    (0, 0.3, "crashed", "status 0 without a result"),
+])
+def test_a_child_without_a_result_is_recorded_as_what_ended_it(rc, cpu, outcome, words):
+    found, message = exit_outcome(rc, cpu, 2.0)
+    assert found == outcome and words in message
