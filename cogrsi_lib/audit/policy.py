@@ -6,15 +6,15 @@ anything outside a small Python subset: attributes with a leading underscore (so
 names with two (``__builtins__``, ``__import__``); the attributes that reach frames or code
 objects (``gi_frame``, ``f_globals``, ...); ``str.format`` (which reads attributes from a
 string); attribute assignment, class definitions, async code, and imports other than
-:data:`ALLOWED_MODULES`.  Names are compared after NFKC normalisation, as Python's parser reads
-identifiers.  It then runs with :func:`restricted_globals`: only the builtins in
-:data:`SAFE_BUILTINS`, a ``getattr`` that refuses the same names, an ``__import__`` that hands
-out read-only copies of the allowed modules, and a ``print`` that discards.  This is the first
-layer only: the sandbox process also gives up its privileges and system calls
-(:mod:`cogrsi_lib.audit.isolation`; SECURITY.md).  Standard library only: the sandbox child
-imports it.  Importing this module also loads ``unicodedata``, which the parser needs for
-non-ASCII identifiers and ``\\N{...}`` escapes and would otherwise import only when it meets
-one, after the child may no longer open files.
+:data:`ALLOWED_MODULES` and ``from __future__ import annotations``.  Names are compared
+after NFKC normalisation, as Python's parser reads identifiers.  It then runs with
+:func:`restricted_globals`: only the builtins in :data:`SAFE_BUILTINS`, a ``getattr`` that
+refuses the same names, an ``__import__`` that hands out read-only copies of the allowed
+modules, and a ``print`` that discards.  This is the first layer only: the sandbox process
+also gives up its privileges and system calls (:mod:`cogrsi_lib.audit.isolation`;
+SECURITY.md).  Standard library only: the sandbox child imports it.  Importing this module
+also loads ``unicodedata``, which the parser needs for non-ASCII identifiers and ``\\N{...}``
+escapes and would otherwise import only when it meets one, after the child may no longer open files.
 """
 
 from __future__ import annotations
@@ -161,6 +161,9 @@ def _allowed_modules() -> dict[str, SimpleNamespace]:
 
 
 ALLOWED_MODULES = tuple(k for k in _allowed_modules() if not k.startswith("_"))
+#: The one ``from __future__ import`` rule code may use: a compiler directive that reaches
+#: nothing.  ``import __future__`` and other features are refused.
+FUTURE_FEATURES = ("annotations",)
 
 
 def _make_import(modules: dict[str, SimpleNamespace]) -> Callable[..., Any]:
@@ -224,7 +227,7 @@ class _Checker(ast.NodeVisitor):
 
     def _check_import(self, module: str, node: ast.AST) -> None:
         module = identifier(module)
-        if module not in ALLOWED_MODULES and module != "__future__":
+        if module not in ALLOWED_MODULES:
             raise PolicyViolation(
                 f"import of {module!r} is not allowed (allowed: {', '.join(ALLOWED_MODULES)})",
                 getattr(node, "lineno", None),
@@ -238,6 +241,13 @@ class _Checker(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             raise PolicyViolation("relative imports are not allowed", node.lineno)
+        if identifier(node.module or "") == "__future__":
+            for alias in node.names:
+                if alias.name not in FUTURE_FEATURES:
+                    raise PolicyViolation(f"'from __future__ import {alias.name}' is not "
+                                          "allowed (allowed: annotations)", node.lineno)
+            self.generic_visit(node)
+            return
         self._check_import(node.module or "", node)
         for alias in node.names:
             if alias.name == "*" or denied_attribute(alias.name):
