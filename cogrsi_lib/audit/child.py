@@ -7,9 +7,9 @@ touches the code: it gives up root, stops being dumpable, takes resource limits 
 address space, no new files, no core dumps, no processes) and loads the seccomp allow-list
 (:mod:`cogrsi_lib.audit.isolation`).  Only then is the code checked
 (:mod:`cogrsi_lib.audit.policy`), compiled and run with allow-listed builtins, once per
-question.  The result is one JSON object and its HMAC on a private descriptor; standard
-output and error go nowhere.  The parent accepts nothing that does not carry the HMAC and
-match the result schema (SECURITY.md).
+question.  It sends two signed records on a private descriptor: what it gave up, written
+before the code runs, and the result; standard output and error go nowhere.  The parent
+accepts nothing that does not carry the HMAC and match the schema (SECURITY.md).
 
 Per-question codes: ``0`` does not apply, ``1`` applies with an answer, ``2`` ``applies``
 raised, ``3`` ``predict`` raised, ``4`` ``predict`` returned None, ``5`` ``predict`` returned
@@ -252,22 +252,57 @@ def run(code_text: str, worlds: list, questions: list, policy: bool = True,
     }
 
 
+#: What the HMAC of the isolation record covers before the record itself; the report's
+#: HMAC covers the report alone (a JSON object, so never this prefix).
+ISOLATION_TAG = b"isolation\n"
+
+
+def signed(key: bytes, record: dict[str, Any], tag: bytes = b"") -> bytes:
+    """``record`` as one line of JSON, a newline and the hex HMAC-SHA256 of ``tag + line``."""
+    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
+                                                                               "replace")
+    return text + b"\n" + hmac.new(key, tag + text, "sha256").hexdigest().encode("ascii")
+
+
+def _send(fd: int, data: bytes) -> None:
+    out = memoryview(data)
+    while out:
+        out = out[os.write(fd, out):]
+
+
 def main() -> None:
+    """Read the header and snapshot, lock down, run the code, send the two signed records.
+
+    The first record says what the child gave up; it is written after the filter is loaded
+    and before the code runs (or, when the code never runs, before the report), so that code
+    which escapes the policy cannot change it: the pipe keeps what was written first.  The
+    second is the report of :func:`run`.
+    """
     data = sys.stdin.buffer.read()
     head, _, body = data.partition(b"\n")
     header = json.loads(head)
-    signer = hmac.new(bytes.fromhex(header.pop("key")), digestmod="sha256")
+    key = bytes.fromhex(header.pop("key"))
     worlds, questions = build_views(json.loads(body))
     del data, body, head
+    was_root = os.geteuid() == 0
     out_fd = silence()
     filtered: list[bool] = []
-    dropped = False
+    told: list[bool] = []
+
+    def tell_isolation() -> None:
+        if told:
+            return
+        given_up = isolation.Isolation(os.getuid(), was_root and os.geteuid() != 0,
+                                       any(filtered))
+        _send(out_fd, signed(key, {"isolation": given_up.describe()}, ISOLATION_TAG) + b"\n")
+        told.append(True)
 
     def sealed() -> None:
         filtered.append(seal(out_fd, bool(header.get("require_seccomp", True))))
+        tell_isolation()
 
     try:
-        dropped = restrict(float(header["cpu_s"]), int(header["memory_mb"]))
+        restrict(float(header["cpu_s"]), int(header["memory_mb"]))
         result = run(header["code"], worlds, questions, bool(header.get("policy", True)),
                      sealed)
     except isolation.IsolationError as exc:
@@ -280,15 +315,9 @@ def main() -> None:
         result = {"outcome": "crashed",
                   "message": _clean(f"sandbox harness failed: {_error_text(exc)}",
                                     MAX_MESSAGE_CHARS)}
-    if result["outcome"] != "unisolated":
-        result["isolation"] = isolation.Isolation(os.getuid(), dropped, any(filtered)).describe()
+    tell_isolation()
     result["n_questions"] = len(questions)
-    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
-                                                                               "replace")
-    signer.update(text)
-    out = memoryview(text + b"\n" + signer.hexdigest().encode("ascii"))
-    while out:
-        out = out[os.write(out_fd, out):]
+    _send(out_fd, signed(key, result))
     os._exit(0)
 
 

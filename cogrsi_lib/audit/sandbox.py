@@ -6,7 +6,9 @@ seconds and :func:`output_cap` bytes.  The child gives up root and system calls 
 code runs (:mod:`cogrsi_lib.audit.isolation`).  The parent trusts nothing the child sends: a
 result counts only if it carries the key's HMAC (so bytes the code writes itself are never
 taken for results: ``tampered``) and passes a strict schema (else ``bad_output``).  At the
-end the child's whole process group is killed, whatever happened.  Every way the code can
+end the child's whole process group is killed, whatever happened.  What the child gave up
+(``RunResult.isolation``) comes from the first of its two records, which it writes before the
+code runs, so code that escapes the policy cannot change it.  Every way the code can
 fail comes back as a :class:`RunResult` outcome; :func:`run_code` does not raise for it.
 :func:`run_many` runs several translations in parallel, one process each.  SECURITY.md states
 the threat model.
@@ -35,7 +37,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from cogrsi_lib.audit.child import HARNESS_FAILED
+from cogrsi_lib.audit.child import HARNESS_FAILED, ISOLATION_TAG
 from cogrsi_lib.audit.printable import printable
 from cogrsi_lib.audit.snapshot import AuditSample
 
@@ -91,7 +93,8 @@ class RunResult:
     prediction, normalised by :func:`normalise` and then made printable
     (:func:`~cogrsi_lib.audit.printable.printable`), where ``codes[i] == 1`` (else ``None``);
     both are ``None`` unless ``ok``.  ``message`` and the error samples' texts are printable
-    too.  ``isolation`` says what the child gave up.
+    too.  ``isolation`` says what the child gave up, as it wrote before the code ran (empty
+    when that record is missing).
     """
 
     outcome: str
@@ -154,7 +157,6 @@ class _Report(BaseModel):
                      "crashed", "unisolated"]
     message: _Text
     n_questions: int
-    isolation: Annotated[str, Field(max_length=200)] = ""
     codes: Annotated[str, Field(pattern=r"^[0-5]*$")] | None = None
     table: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=1000)] | None \
         = None
@@ -162,6 +164,13 @@ class _Report(BaseModel):
     error_samples: Annotated[list[_ErrorSample], Field(max_length=5)] = []
     load_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     run_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+
+
+class _IsolationRecord(BaseModel):
+    """The record a child writes before the code runs: what it gave up."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    isolation: Annotated[str, Field(max_length=200)]
 
 
 class _Refused(Exception):
@@ -178,6 +187,25 @@ def _signature(key: bytes, body: bytes) -> bytes:
 def _utf8(text: str) -> str:
     text.encode("utf-8")  # lone surrogates raise UnicodeEncodeError
     return text
+
+
+def read_isolation(out: bytes, key: bytes) -> tuple[str, bytes]:
+    """The isolation record at the head of ``out`` (made printable) and the bytes after it.
+
+    Raises :class:`_Refused` with outcome ``tampered`` (missing, or no valid signature) or
+    ``bad_output``.
+    """
+    body, sep, rest = bytes(out).partition(b"\n")
+    mac, sep2, rest = rest.partition(b"\n")
+    if not (sep and sep2) or not hmac.compare_digest(_signature(key, ISOLATION_TAG + body), mac):
+        raise _Refused("tampered", "no isolation record signed by the sandbox harness")
+    try:
+        record = _IsolationRecord.model_validate_json(body)
+        _utf8(record.isolation)
+    except (ValidationError, ValueError, RecursionError) as exc:
+        raise _Refused("bad_output", f"malformed isolation record ({type(exc).__name__})") \
+            from None
+    return printable(record.isolation), rest
 
 
 def read_report(out: bytes, key: bytes, n_questions: int) -> _Report:
@@ -209,11 +237,11 @@ def read_report(out: bytes, key: bytes, n_questions: int) -> _Report:
     return report
 
 
-def _result(report: _Report, wall: float, stderr: str) -> RunResult:
+def _result(report: _Report, isolation: str, wall: float, stderr: str) -> RunResult:
     """The run a valid report describes; every text in it made printable."""
     if report.outcome != "ok":
         return RunResult(report.outcome, printable(report.message), wall_s=wall,
-                         stderr=stderr, isolation=printable(report.isolation))
+                         stderr=stderr, isolation=isolation)
     n = len(report.codes or "")
     codes = np.frombuffer((report.codes or "").encode("ascii"), dtype=np.uint8) - ord("0")
     answers = np.full(n, None, dtype=object)
@@ -226,7 +254,7 @@ def _result(report: _Report, wall: float, stderr: str) -> RunResult:
         "ok", "", codes.astype(np.uint8), answers,
         [{**e.model_dump(), "error": printable(e.error)} for e in report.error_samples],
         wall_s=wall, load_s=report.load_s, run_s=report.run_s, stderr=stderr,
-        isolation=printable(report.isolation),
+        isolation=isolation,
     )
 
 
@@ -331,15 +359,23 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
     if problem == "too_much":
         return RunResult("bad_output", f"more than {output_cap(sample.n_questions)} bytes "
                          "of output", wall_s=wall, stderr=stderr)
+    isolation, refused = "", None
+    try:
+        isolation, rest = read_isolation(out, key)
+    except _Refused as exc:
+        refused = exc
     rc = proc.returncode
     if rc != 0 or not out:
         outcome, message = exit_outcome(rc, cpu, limits.cpu_s, stderr)
-        return RunResult(outcome, message, wall_s=wall, stderr=stderr)
+        return RunResult(outcome, message, wall_s=wall, stderr=stderr, isolation=isolation)
     try:
-        report = read_report(out, key, sample.n_questions)
+        if refused is not None:
+            raise refused
+        report = read_report(rest, key, sample.n_questions)
     except _Refused as exc:
-        return RunResult(exc.outcome, exc.message, wall_s=wall, stderr=stderr)
-    return _result(report, wall, stderr)
+        return RunResult(exc.outcome, exc.message, wall_s=wall, stderr=stderr,
+                         isolation=isolation)
+    return _result(report, isolation, wall, stderr)
 
 
 #: Share by which the CPU time a reaped child reports may fall short of the limit that

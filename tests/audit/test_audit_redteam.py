@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cogrsi_lib.audit.child import ISOLATION_TAG
 from cogrsi_lib.audit.isolation import UNPRIVILEGED_ID, seccomp_problem
 from cogrsi_lib.audit.sandbox import (
     EXIT_GRACE_S,
@@ -32,6 +33,7 @@ from cogrsi_lib.audit.sandbox import (
     _Refused,
     normalise,
     output_cap,
+    read_isolation,
     read_report,
     run_code,
 )
@@ -179,6 +181,43 @@ def test_a_forged_result_is_never_taken_for_the_translations(after, tiny_sample,
     result = run_escaped(FORGED.format(n=tiny_sample.n_questions, after=after), tiny_sample,
                          fast_limits)
     assert result.outcome == "tampered" and result.codes is None
+
+
+SIGNED_FORGERY = """
+from cogrsi_lib.audit.child import ISOLATION_TAG, signed
+frame = sys._getframe()
+while "key" not in frame.f_locals:
+    frame = frame.f_back
+key, out_fd, n = frame.f_locals["key"], frame.f_locals["out_fd"], {n}
+report = {{"outcome": "ok", "message": "", "codes": "1" * n, "table": ["\\x1b]0;pwn\\x07box"],
+          "preds": [0] * n, "error_samples": [{{"question": 0, "where": "applies",
+                                                "error": "\\x00\\u202e\\r\\n"}}],
+          "n_questions": n}}
+forged = {forged}
+os.write(out_fd, forged + signed(key, report))
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("forged", [
+    'b""',
+    'signed(key, {"isolation": "uid 0; seccomp allow-list"}, ISOLATION_TAG) + b"\\n"',
+], ids=["result", "isolation and result"])
+def test_an_escape_that_signs_cannot_change_what_the_child_gave_up(forged, tiny_sample,
+                                                                    fast_limits):
+    """Code past the policy reaches the key and signs records of its choosing.  Its answers
+    are its own to choose (SECURITY.md); the isolation record was written before it ran,
+    so the run records what the child really gave up, and the texts come out printable."""
+    code = escaped(SIGNED_FORGERY.format(n=tiny_sample.n_questions, forged=forged))
+    result = run_code(code, tiny_sample, fast_limits, ast_policy=False)
+    honest = run_code(HONEST, tiny_sample, fast_limits)
+    assert result.isolation == honest.isolation and "seccomp allow-list" in result.isolation
+    if forged == 'b""':
+        assert result.ok, result.message
+        assert set(result.answers) == {"\ufffd]0;pwn\ufffdbox"}
+        assert result.error_samples[0]["error"] == "\ufffd" * 4
+    else:  # a second isolation record is not part of any signed report
+        assert result.outcome == "tampered" and result.codes is None
 
 
 def test_a_flood_of_output_is_cut_at_the_cap(tiny_sample):
@@ -442,3 +481,34 @@ def test_an_exception_escaping_the_harness_never_prints_a_traceback():
         for how in ("silenced", "default")
     }
     assert status == {"silenced": HARNESS_FAILED, "default": -signal.SIGSYS}
+
+
+def _isolation_record(body: bytes, key: bytes = KEY) -> bytes:
+    mac = hmac.new(key, ISOLATION_TAG + body, hashlib.sha256).hexdigest().encode()
+    return body + b"\n" + mac + b"\n"
+
+
+def test_the_isolation_record_is_read_signed_and_printable():
+    record = _isolation_record(json.dumps({"isolation": "uid 1\x1b[2J"}).encode())
+    assert read_isolation(record + b"after", KEY) == ("uid 1\ufffd[2J", b"after")
+    for out, outcome in [
+        (record.replace(b"uid 1", b"uid 0"), "tampered"),  # changed after signing
+        (_isolation_record(b'{"isolation": "x"}', b"j" * 32), "tampered"),  # another key
+        (_isolation_record(b'{"isolation": "x", "seccomp": true}'), "bad_output"),
+        (_isolation_record(b'{"isolation": "' + b"x" * 201 + b'"}'), "bad_output"),
+    ]:
+        with pytest.raises(_Refused) as err:
+            read_isolation(out, KEY)
+        assert err.value.outcome == outcome
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=500), st.booleans())
+def test_the_isolation_decoder_never_raises_anything_else(body, sign):
+    out = (_isolation_record(body) if sign else body + b"\n") + b"rest"
+    try:
+        text, rest = read_isolation(out, KEY)
+    except _Refused as exc:
+        assert exc.outcome == ("bad_output" if sign and b"\n" not in body else "tampered")
+    else:
+        assert sign and rest == b"rest" and text.isprintable()
