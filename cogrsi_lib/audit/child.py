@@ -3,17 +3,19 @@
 Started by :mod:`cogrsi_lib.audit.sandbox` as ``python -I`` with this module as its main.
 It reads one header line (the code, the limits and a one-run signing key) and the snapshot
 from standard input, and builds the read-only views.  Then it locks itself down before it
-touches the code: it gives up root, stops being dumpable, takes resource limits (CPU time,
-address space, no new files, no core dumps, no processes) and loads the seccomp allow-list
-(:mod:`cogrsi_lib.audit.isolation`).  Only then is the code checked
-(:mod:`cogrsi_lib.audit.policy`), compiled and run with allow-listed builtins, once per
-question.  It sends two signed records on a private descriptor: what it gave up, written
-before the code runs, and the result; standard output and error go nowhere.  The parent
-accepts nothing that does not carry the HMAC and match the schema (SECURITY.md).
+touches the code: it gives up root, stops being dumpable and takes resource limits (CPU time,
+address space, no new files, no core dumps, no processes).  Only then is the code checked
+(:mod:`cogrsi_lib.audit.policy`) and compiled; the seccomp allow-list
+(:mod:`cogrsi_lib.audit.isolation`) is loaded next, and the code runs with allow-listed
+builtins, once per question.  It sends two signed records on a private descriptor: what it
+gave up, written before the code runs, and the result; standard output and error go
+nowhere.  The parent accepts nothing that does not carry the HMAC and match the schema
+(SECURITY.md).
 
 Per-question codes: ``0`` does not apply, ``1`` applies with an answer, ``2`` ``applies``
 raised, ``3`` ``predict`` raised, ``4`` ``predict`` returned None, ``5`` ``predict`` returned
-something that is not a string, number or boolean, or one more distinct answer than
+something that is not a string, number or boolean, a value the harness cannot turn into text
+(an integer too long to print), or one more distinct answer than
 :data:`MAX_DISTINCT_ANSWERS`.
 """
 
@@ -158,7 +160,9 @@ def answer_text(value: Any) -> str | None:
 def _error_text(exc: BaseException) -> str:
     try:
         return _clean(f"{type(exc).__name__}: {exc}", MAX_MESSAGE_CHARS)
-    except Exception:  # noqa: BLE001 - the message itself may be broken
+    except (MemoryError, CpuLimit):
+        raise
+    except BaseException:  # noqa: BLE001 - the message itself may be broken or hostile
         return _clean(type(exc).__name__, MAX_MESSAGE_CHARS)
 
 

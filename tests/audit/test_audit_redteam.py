@@ -456,6 +456,24 @@ def predict(world, q):
     assert list(result.answers[location]) == list(honest.answers[location])
 
 
+def test_an_exception_whose_text_raises_is_recorded_by_its_type(tiny_sample, fast_limits):
+    code = """
+class Mute(Exception):
+    def __str__(self):
+        raise SystemExit(3)
+
+def applies(world, q):
+    raise Mute()
+
+def predict(world, q):
+    return "x"
+"""
+    result = run_code(code, tiny_sample, fast_limits, ast_policy=False)
+    assert result.ok, result.message
+    assert result.counts()["applies_error"] == tiny_sample.n_questions
+    assert result.error_samples[0]["error"] == "Mute"
+
+
 TRACEBACK_AFTER_FILTER = """
 import json, os, sys
 from cogrsi_lib.audit import child
