@@ -301,7 +301,7 @@ def _collect(proc: subprocess.Popen, payload: bytes, wall_s: float,
             if exited_at is not None and (not sel.get_map() or now - exited_at > EXIT_GRACE_S):
                 break  # done, or a descendant holds the pipes open: stop listening
             if not sel.get_map():  # pipes closed, child still running
-                time.sleep(min(deadline - now, 0.05))
+                time.sleep(min(deadline - now, 0.01))
                 continue
             for key, _ in sel.select(timeout=min(deadline - now, 0.05)):
                 try:
@@ -337,7 +337,6 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
     })
     payload = header.encode("utf-8", "surrogatepass") + b"\n" + sample.payload
     start = time.perf_counter()
-    cpu: float | None = None
     proc = subprocess.Popen(
         [sys.executable, "-I", "-c", _BOOT, _PACKAGE_PARENT],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
