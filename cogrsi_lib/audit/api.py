@@ -159,11 +159,23 @@ def build_views(
 
 
 def answer_string(value: Any) -> str | None:
-    """A prediction as the audit compares it: a scalar as text, anything else ``None``."""
+    """A prediction as the audit compares it: a scalar as text, anything else ``None``.
+
+    The text comes from the base type's own method, so a subclass cannot change it, and an
+    integer too long to print (more digits than ``sys.get_int_max_str_digits()``) gives
+    ``None`` instead of raising.
+    """
     if isinstance(value, str):
-        return value
-    if isinstance(value, bool | int | float):
-        return str(value)
+        return str.__str__(value)
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        try:
+            return int.__repr__(value)
+        except ValueError:
+            return None
+    if isinstance(value, float):
+        return float.__repr__(value)
     return None
 
 

@@ -3,17 +3,19 @@
 Started by :mod:`cogrsi_lib.audit.sandbox` as ``python -I`` with this module as its main.
 It reads one header line (the code, the limits and a one-run signing key) and the snapshot
 from standard input, and builds the read-only views.  Then it locks itself down before it
-touches the code: it gives up root, stops being dumpable, takes resource limits (CPU time,
-address space, no new files, no core dumps, no processes) and loads the seccomp allow-list
-(:mod:`cogrsi_lib.audit.isolation`).  Only then is the code checked
-(:mod:`cogrsi_lib.audit.policy`), compiled and run with allow-listed builtins, once per
-question.  The result is one JSON object and its HMAC on a private descriptor; standard
-output and error go nowhere.  The parent accepts nothing that does not carry the HMAC and
-match the result schema (SECURITY.md).
+touches the code: it gives up root, stops being dumpable and takes resource limits (CPU time,
+address space, no new files, no core dumps, no processes).  Only then is the code checked
+(:mod:`cogrsi_lib.audit.policy`) and compiled; the seccomp allow-list
+(:mod:`cogrsi_lib.audit.isolation`) is loaded next, and the code runs with allow-listed
+builtins, once per question.  It sends two signed records on a private descriptor: what it
+gave up, written before the code runs, and the result; standard output and error go
+nowhere.  The parent accepts nothing that does not carry the HMAC and match the schema
+(SECURITY.md).
 
 Per-question codes: ``0`` does not apply, ``1`` applies with an answer, ``2`` ``applies``
 raised, ``3`` ``predict`` raised, ``4`` ``predict`` returned None, ``5`` ``predict`` returned
-something that is not a string, number or boolean, or one more distinct answer than
+something that is not a string, number or boolean, a value the harness cannot turn into text
+(an integer too long to print), or one more distinct answer than
 :data:`MAX_DISTINCT_ANSWERS`.
 """
 
@@ -34,12 +36,15 @@ from typing import Any
 from cogrsi_lib.audit import isolation
 from cogrsi_lib.audit.api import answer_string, build_views
 from cogrsi_lib.audit.policy import PolicyViolation, compile_rule, restricted_globals
+from cogrsi_lib.audit.printable import printable
 
 NOT_APPLIES, ANSWER, APPLIES_ERROR, PREDICT_ERROR, NO_ANSWER, BAD_ANSWER = b"012345"
 MAX_ERROR_SAMPLES = 5
 MAX_ANSWER_CHARS = 200
 MAX_DISTINCT_ANSWERS = 1000
 MAX_MESSAGE_CHARS = 300
+#: Exit status when an exception escapes the harness (``EX_SOFTWARE``); no traceback is printed.
+HARNESS_FAILED = 70
 
 
 class CpuLimit(BaseException):
@@ -109,15 +114,55 @@ def seal(result_fd: int, require_seccomp: bool = True) -> bool:
 
 
 def _clean(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, as valid UTF-8 with no control characters."""
-    text = text[:limit].encode("utf-8", "replace").decode("utf-8")
-    return "".join(c if c.isprintable() else " " for c in text)
+    """``text`` cut to ``limit`` characters and made printable (the parent does it again)."""
+    return printable(text[:limit])
+
+
+def _fail_quietly(*_args: Any) -> None:
+    os._exit(HARNESS_FAILED)
+
+
+def _ignore(_unraisable: Any) -> None:
+    """``sys.unraisablehook``: an exception Python ignores (in a finaliser) stays ignored."""
+
+
+def silence() -> int:
+    """Send standard output and error nowhere and stop Python from printing tracebacks.
+
+    Returns a private copy of the result descriptor (standard output).  A traceback quotes
+    the source lines of every frame, which means opening files: once the system-call filter
+    is loaded that kills the process, so an escaped exception ends it with status
+    :data:`HARNESS_FAILED` instead, and an exception in a finaliser is dropped.
+    """
+    warnings.simplefilter("ignore")
+    out_fd = os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    sys.stdout = sys.stderr = sink
+    sys.excepthook = _fail_quietly
+    sys.unraisablehook = _ignore
+    return out_fd
+
+
+def answer_text(value: Any) -> str | None:
+    """``predict``'s value as the answer the parent receives, or ``None`` when it is not a
+    scalar (:func:`~cogrsi_lib.audit.api.answer_string`); cut to :data:`MAX_ANSWER_CHARS`,
+    valid UTF-8."""
+    text = answer_string(value)
+    if text is None:
+        return None
+    return text[:MAX_ANSWER_CHARS].encode("utf-8", "replace").decode("utf-8")
 
 
 def _error_text(exc: BaseException) -> str:
     try:
         return _clean(f"{type(exc).__name__}: {exc}", MAX_MESSAGE_CHARS)
-    except Exception:  # noqa: BLE001 - the message itself may be broken
+    except (MemoryError, CpuLimit):
+        raise
+    except BaseException:  # noqa: BLE001 - the message itself may be broken or hostile
         return _clean(type(exc).__name__, MAX_MESSAGE_CHARS)
 
 
@@ -138,7 +183,9 @@ def run(code_text: str, worlds: list, questions: list, policy: bool = True,
     except SyntaxError as exc:
         return {"outcome": "syntax_error",
                 "message": _clean(f"line {exc.lineno}: {exc.msg}", MAX_MESSAGE_CHARS)}
-    except (RecursionError, MemoryError, ValueError) as exc:
+    except MemoryError:
+        return {"outcome": "memory", "message": "memory limit reached while compiling"}
+    except (RecursionError, ValueError) as exc:
         return {"outcome": "syntax_error", "message": _error_text(exc)}
     before_exec()
     env = restricted_globals() if policy else {"__name__": "rule"}
@@ -183,11 +230,15 @@ def run(code_text: str, worlds: list, questions: list, policy: bool = True,
         if value is None:
             codes[i] = NO_ANSWER
             continue
-        text = answer_string(value)
+        try:
+            text = answer_text(value)
+        except (MemoryError, CpuLimit):
+            raise
+        except BaseException:  # noqa: BLE001 - a value that breaks conversion is a bad answer
+            text = None
         if text is None:
             codes[i] = BAD_ANSWER
             continue
-        text = text[:MAX_ANSWER_CHARS].encode("utf-8", "replace").decode("utf-8")
         if text not in table and len(table) >= MAX_DISTINCT_ANSWERS:
             codes[i] = BAD_ANSWER
             continue
@@ -205,29 +256,57 @@ def run(code_text: str, worlds: list, questions: list, policy: bool = True,
     }
 
 
+#: What the HMAC of the isolation record covers before the record itself; the report's
+#: HMAC covers the report alone (a JSON object, so never this prefix).
+ISOLATION_TAG = b"isolation\n"
+
+
+def signed(key: bytes, record: dict[str, Any], tag: bytes = b"") -> bytes:
+    """``record`` as one line of JSON, a newline and the hex HMAC-SHA256 of ``tag + line``."""
+    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
+                                                                               "replace")
+    return text + b"\n" + hmac.new(key, tag + text, "sha256").hexdigest().encode("ascii")
+
+
+def _send(fd: int, data: bytes) -> None:
+    out = memoryview(data)
+    while out:
+        out = out[os.write(fd, out):]
+
+
 def main() -> None:
+    """Read the header and snapshot, lock down, run the code, send the two signed records.
+
+    The first record says what the child gave up; it is written after the filter is loaded
+    and before the code runs (or, when the code never runs, before the report), so that code
+    which escapes the policy cannot change it: the pipe keeps what was written first.  The
+    second is the report of :func:`run`.
+    """
     data = sys.stdin.buffer.read()
     head, _, body = data.partition(b"\n")
     header = json.loads(head)
-    signer = hmac.new(bytes.fromhex(header.pop("key")), digestmod="sha256")
+    key = bytes.fromhex(header.pop("key"))
     worlds, questions = build_views(json.loads(body))
     del data, body, head
-    warnings.simplefilter("ignore")
-    out_fd = os.dup(1)
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    os.close(null)
-    sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
-    sys.stdout = sys.stderr = sink
+    was_root = os.geteuid() == 0
+    out_fd = silence()
     filtered: list[bool] = []
-    dropped = False
+    told: list[bool] = []
+
+    def tell_isolation() -> None:
+        if told:
+            return
+        given_up = isolation.Isolation(os.getuid(), was_root and os.geteuid() != 0,
+                                       any(filtered))
+        _send(out_fd, signed(key, {"isolation": given_up.describe()}, ISOLATION_TAG) + b"\n")
+        told.append(True)
 
     def sealed() -> None:
         filtered.append(seal(out_fd, bool(header.get("require_seccomp", True))))
+        tell_isolation()
 
     try:
-        dropped = restrict(float(header["cpu_s"]), int(header["memory_mb"]))
+        restrict(float(header["cpu_s"]), int(header["memory_mb"]))
         result = run(header["code"], worlds, questions, bool(header.get("policy", True)),
                      sealed)
     except isolation.IsolationError as exc:
@@ -236,15 +315,13 @@ def main() -> None:
         result = {"outcome": "memory", "message": "memory limit reached"}
     except CpuLimit:
         result = {"outcome": "timeout", "message": "CPU-time limit reached"}
-    if result["outcome"] != "unisolated":
-        result["isolation"] = isolation.Isolation(os.getuid(), dropped, any(filtered)).describe()
+    except Exception as exc:  # noqa: BLE001 - a fault of the harness itself is reported, signed
+        result = {"outcome": "crashed",
+                  "message": _clean(f"sandbox harness failed: {_error_text(exc)}",
+                                    MAX_MESSAGE_CHARS)}
+    tell_isolation()
     result["n_questions"] = len(questions)
-    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
-                                                                               "replace")
-    signer.update(text)
-    out = memoryview(text + b"\n" + signer.hexdigest().encode("ascii"))
-    while out:
-        out = out[os.write(out_fd, out):]
+    _send(out_fd, signed(key, result))
     os._exit(0)
 
 

@@ -1,16 +1,20 @@
 """What translated rule code may do: an AST check, allow-listed builtins and imports (CogRSI §4.3).
 
 Translated code is untrusted.  Before it runs, :func:`check_source` parses it and refuses
-anything outside a small Python subset: names or attributes with a leading underscore (so no
-``().__class__.__bases__``), including the keyword names of a ``match`` class pattern; the
-attributes that reach frames or code objects (``gi_frame``, ``f_globals``, ...);
-``str.format`` (which reads attributes from a string); attribute assignment, class
-definitions, async code, and imports other than :data:`ALLOWED_MODULES`.  It then runs with
+anything outside a small Python subset: attributes with a leading underscore (so no
+``().__class__.__bases__``), including the keyword names of a ``match`` class pattern, and
+names with two (``__builtins__``, ``__import__``); the attributes that reach frames or code
+objects (``gi_frame``, ``f_globals``, ...); ``str.format`` (which reads attributes from a
+string); attribute assignment, class definitions, async code, and imports other than
+:data:`ALLOWED_MODULES` and ``from __future__ import annotations``.  Names are compared
+after NFKC normalisation, as Python's parser reads identifiers.  It then runs with
 :func:`restricted_globals`: only the builtins in :data:`SAFE_BUILTINS`, a ``getattr`` that
 refuses the same names, an ``__import__`` that hands out read-only copies of the allowed
 modules, and a ``print`` that discards.  This is the first layer only: the sandbox process
-also gives up its privileges and system calls (:mod:`cogrsi_lib.audit.isolation`; SECURITY.md).
-Standard library only: the sandbox child imports it.
+also gives up its privileges and system calls (:mod:`cogrsi_lib.audit.isolation`;
+SECURITY.md).  Standard library only: the sandbox child imports it.  Importing this module
+also loads ``unicodedata``, which the parser needs for non-ASCII identifiers and ``\\N{...}``
+escapes and would otherwise import only when it meets one, after the child may no longer open files.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import functools
 import itertools
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from types import MappingProxyType, SimpleNamespace
 from typing import Any
@@ -57,8 +62,24 @@ class PolicyViolation(ValueError):
         super().__init__(f"line {line}: {problem}" if line else problem)
 
 
+def identifier(name: str) -> str:
+    """``name`` as Python reads an identifier: NFKC-normalised (PEP 3131), so that
+    ``__\uff43lass__`` (a fullwidth c) is ``__class__``."""
+    return unicodedata.normalize("NFKC", name)
+
+
 def denied_attribute(name: str) -> bool:
+    """An attribute rule code may not read: a leading underscore, or frame, code and
+    formatting machinery (:data:`DENIED_ATTRIBUTES`); compared after NFKC normalisation."""
+    name = identifier(name)
     return name.startswith("_") or name in DENIED_ATTRIBUTES
+
+
+def denied_name(name: str) -> bool:
+    """A variable, function, argument or alias name rule code may not use or bind: two
+    leading underscores (``__builtins__``, ``__import__``, ...), after NFKC normalisation.
+    Names with one leading underscore are ordinary local names and reach nothing."""
+    return identifier(name).startswith("__")
 
 
 def safe_getattr(obj: Any, name: str, *default: Any) -> Any:
@@ -140,6 +161,9 @@ def _allowed_modules() -> dict[str, SimpleNamespace]:
 
 
 ALLOWED_MODULES = tuple(k for k in _allowed_modules() if not k.startswith("_"))
+#: The one ``from __future__ import`` rule code may use: a compiler directive that reaches
+#: nothing.  ``import __future__`` and other features are refused.
+FUTURE_FEATURES = ("annotations",)
 
 
 def _make_import(modules: dict[str, SimpleNamespace]) -> Callable[..., Any]:
@@ -190,7 +214,7 @@ class _Checker(ast.NodeVisitor):
         super().generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id.startswith("__"):
+        if denied_name(node.id):
             raise PolicyViolation(f"name {node.id!r} is not allowed", node.lineno)
         self.generic_visit(node)
 
@@ -202,7 +226,8 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _check_import(self, module: str, node: ast.AST) -> None:
-        if module not in ALLOWED_MODULES and module != "__future__":
+        module = identifier(module)
+        if module not in ALLOWED_MODULES:
             raise PolicyViolation(
                 f"import of {module!r} is not allowed (allowed: {', '.join(ALLOWED_MODULES)})",
                 getattr(node, "lineno", None),
@@ -216,20 +241,27 @@ class _Checker(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             raise PolicyViolation("relative imports are not allowed", node.lineno)
+        if identifier(node.module or "") == "__future__":
+            for alias in node.names:
+                if alias.name not in FUTURE_FEATURES:
+                    raise PolicyViolation(f"'from __future__ import {alias.name}' is not "
+                                          "allowed (allowed: annotations)", node.lineno)
+            self.generic_visit(node)
+            return
         self._check_import(node.module or "", node)
         for alias in node.names:
-            if alias.name == "*" or alias.name.startswith("_"):
+            if alias.name == "*" or denied_attribute(alias.name):
                 raise PolicyViolation(f"'from {node.module} import {alias.name}' is not allowed",
                                       node.lineno)
         self.generic_visit(node)
 
     def _check_arg_names(self, node: ast.AST) -> None:
         for a in ast.walk(node):
-            if isinstance(a, ast.arg) and a.arg.startswith("__"):
+            if isinstance(a, ast.arg) and denied_name(a.arg):
                 raise PolicyViolation(f"name {a.arg!r} is not allowed", a.lineno)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        if node.name.startswith("__"):
+        if denied_name(node.name):
             raise PolicyViolation(f"name {node.name!r} is not allowed", node.lineno)
         self._check_arg_names(node.args)
         self.generic_visit(node)
@@ -239,7 +271,7 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_alias(self, node: ast.alias) -> None:
-        if node.asname and node.asname.startswith("__"):
+        if node.asname and denied_name(node.asname):
             raise PolicyViolation(f"name {node.asname!r} is not allowed", node.lineno)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
@@ -250,7 +282,7 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _check_binding(self, name: str | None, node: ast.AST) -> None:
-        if name and name.startswith("__"):
+        if name and denied_name(name):
             raise PolicyViolation(f"name {name!r} is not allowed", getattr(node, "lineno", None))
 
     def visit_MatchAs(self, node: ast.MatchAs) -> None:
@@ -266,7 +298,7 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        if node.name and node.name.startswith("__"):
+        if node.name and denied_name(node.name):
             raise PolicyViolation(f"name {node.name!r} is not allowed", node.lineno)
         self.generic_visit(node)
 

@@ -6,7 +6,9 @@ seconds and :func:`output_cap` bytes.  The child gives up root and system calls 
 code runs (:mod:`cogrsi_lib.audit.isolation`).  The parent trusts nothing the child sends: a
 result counts only if it carries the key's HMAC (so bytes the code writes itself are never
 taken for results: ``tampered``) and passes a strict schema (else ``bad_output``).  At the
-end the child's whole process group is killed, whatever happened.  Every way the code can
+end the child's whole process group is killed, whatever happened.  What the child gave up
+(``RunResult.isolation``) comes from the first of its two records, which it writes before the
+code runs, so code that escapes the policy cannot change it.  Every way the code can
 fail comes back as a :class:`RunResult` outcome; :func:`run_code` does not raise for it.
 :func:`run_many` runs several translations in parallel, one process each.  SECURITY.md states
 the threat model.
@@ -35,6 +37,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cogrsi_lib.audit.child import HARNESS_FAILED, ISOLATION_TAG
+from cogrsi_lib.audit.printable import printable
 from cogrsi_lib.audit.snapshot import AuditSample
 
 #: Outcomes a run can have; only ``ok`` has per-question results.
@@ -86,8 +90,11 @@ class RunResult:
     """What one translation did on the sample.
 
     ``codes[i]`` is the per-question code (0..5, :data:`CODE_NAMES`) and ``answers[i]`` the
-    prediction, normalised by :func:`normalise`, where ``codes[i] == 1`` (else ``None``);
-    both are ``None`` unless ``ok``.  ``isolation`` says what the child gave up.
+    prediction, normalised by :func:`normalise` and then made printable
+    (:func:`~cogrsi_lib.audit.printable.printable`), where ``codes[i] == 1`` (else ``None``);
+    both are ``None`` unless ``ok``.  ``message`` and the error samples' texts are printable
+    too.  ``isolation`` says what the child gave up, as it wrote before the code ran (empty
+    when that record is missing).
     """
 
     outcome: str
@@ -147,10 +154,9 @@ class _Report(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     outcome: Literal["ok", "syntax_error", "rejected", "load_error", "timeout", "memory",
-                     "unisolated"]
+                     "crashed", "unisolated"]
     message: _Text
     n_questions: int
-    isolation: Annotated[str, Field(max_length=200)] = ""
     codes: Annotated[str, Field(pattern=r"^[0-5]*$")] | None = None
     table: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=1000)] | None \
         = None
@@ -158,6 +164,13 @@ class _Report(BaseModel):
     error_samples: Annotated[list[_ErrorSample], Field(max_length=5)] = []
     load_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     run_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+
+
+class _IsolationRecord(BaseModel):
+    """The record a child writes before the code runs: what it gave up."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    isolation: Annotated[str, Field(max_length=200)]
 
 
 class _Refused(Exception):
@@ -174,6 +187,25 @@ def _signature(key: bytes, body: bytes) -> bytes:
 def _utf8(text: str) -> str:
     text.encode("utf-8")  # lone surrogates raise UnicodeEncodeError
     return text
+
+
+def read_isolation(out: bytes, key: bytes) -> tuple[str, bytes]:
+    """The isolation record at the head of ``out`` (made printable) and the bytes after it.
+
+    Raises :class:`_Refused` with outcome ``tampered`` (missing, or no valid signature) or
+    ``bad_output``.
+    """
+    body, sep, rest = bytes(out).partition(b"\n")
+    mac, sep2, rest = rest.partition(b"\n")
+    if not (sep and sep2) or not hmac.compare_digest(_signature(key, ISOLATION_TAG + body), mac):
+        raise _Refused("tampered", "no isolation record signed by the sandbox harness")
+    try:
+        record = _IsolationRecord.model_validate_json(body)
+        _utf8(record.isolation)
+    except (ValidationError, ValueError, RecursionError) as exc:
+        raise _Refused("bad_output", f"malformed isolation record ({type(exc).__name__})") \
+            from None
+    return printable(record.isolation), rest
 
 
 def read_report(out: bytes, key: bytes, n_questions: int) -> _Report:
@@ -205,21 +237,24 @@ def read_report(out: bytes, key: bytes, n_questions: int) -> _Report:
     return report
 
 
-def _result(report: _Report, wall: float, stderr: str) -> RunResult:
+def _result(report: _Report, isolation: str, wall: float, stderr: str) -> RunResult:
+    """The run a valid report describes; every text in it made printable."""
     if report.outcome != "ok":
-        return RunResult(report.outcome, report.message, wall_s=wall, stderr=stderr,
-                         isolation=report.isolation)
+        return RunResult(report.outcome, printable(report.message), wall_s=wall,
+                         stderr=stderr, isolation=isolation)
     n = len(report.codes or "")
     codes = np.frombuffer((report.codes or "").encode("ascii"), dtype=np.uint8) - ord("0")
     answers = np.full(n, None, dtype=object)
     hits = np.flatnonzero(codes == 1)
     if len(hits):
-        table = np.asarray([normalise(t) for t in report.table or ()], dtype=object)
+        table = np.asarray([printable(normalise(t)) for t in report.table or ()],
+                           dtype=object)
         answers[hits] = table[np.asarray(report.preds, dtype=np.int64)]
     return RunResult(
         "ok", "", codes.astype(np.uint8), answers,
-        [e.model_dump() for e in report.error_samples], wall_s=wall, load_s=report.load_s,
-        run_s=report.run_s, stderr=stderr, isolation=report.isolation,
+        [{**e.model_dump(), "error": printable(e.error)} for e in report.error_samples],
+        wall_s=wall, load_s=report.load_s, run_s=report.run_s, stderr=stderr,
+        isolation=isolation,
     )
 
 
@@ -242,7 +277,10 @@ def _exited(pid: int) -> bool:
 def _collect(proc: subprocess.Popen, payload: bytes, wall_s: float,
              cap: int) -> tuple[bytes, bytes, str]:
     """Feed ``payload``; read stdout (at most ``cap`` bytes) and stderr until the child and
-    its pipes are done or ``wall_s`` passes.  The third value names a problem, if any."""
+    its pipes are done or ``wall_s`` passes.  The third value names a problem, if any.
+
+    A child that closes its pipes is still waited for (until ``wall_s``): how it ends is
+    what the run records.  Once it has exited, its pipes get :data:`EXIT_GRACE_S`."""
     writer = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
     writer.start()
     out, err = bytearray(), bytearray()
@@ -253,15 +291,18 @@ def _collect(proc: subprocess.Popen, payload: bytes, wall_s: float,
         for stream in (proc.stdout, proc.stderr):
             os.set_blocking(stream.fileno(), False)
             sel.register(stream, selectors.EVENT_READ)
-        while sel.get_map() and not problem:
+        while not problem:
             now = time.monotonic()
             if now >= deadline:
                 problem = "timeout"
                 break
             if exited_at is None and _exited(proc.pid):
                 exited_at = now
-            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
-                break  # a descendant holds the pipes open; stop listening
+            if exited_at is not None and (not sel.get_map() or now - exited_at > EXIT_GRACE_S):
+                break  # done, or a descendant holds the pipes open: stop listening
+            if not sel.get_map():  # pipes closed, child still running
+                time.sleep(min(deadline - now, 0.01))
+                continue
             for key, _ in sel.select(timeout=min(deadline - now, 0.05)):
                 try:
                     chunk = os.read(key.fd, 1 << 16)
@@ -305,7 +346,7 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
         out, err, problem = _collect(proc, payload, limits.wall_s,
                                      output_cap(sample.n_questions))
     finally:
-        _kill(proc)
+        cpu = _kill(proc)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
@@ -317,33 +358,95 @@ def run_code(code: str | None, sample: AuditSample, limits: SandboxLimits | None
     if problem == "too_much":
         return RunResult("bad_output", f"more than {output_cap(sample.n_questions)} bytes "
                          "of output", wall_s=wall, stderr=stderr)
-    rc = proc.returncode
-    if rc == -signal.SIGSYS:
-        return RunResult("crashed", "stopped by the sandbox at a forbidden system call",
-                         wall_s=wall, stderr=stderr)
-    if rc != 0 or not out:
-        if rc in (-signal.SIGXCPU, -signal.SIGKILL):
-            return RunResult("timeout", "CPU-time limit reached", wall_s=wall, stderr=stderr)
-        if "MemoryError" in stderr:
-            return RunResult("memory", "memory limit reached", wall_s=wall, stderr=stderr)
-        return RunResult("crashed", f"sandbox exited with status {rc}", wall_s=wall,
-                         stderr=stderr)
+    isolation, refused = "", None
     try:
-        report = read_report(out, key, sample.n_questions)
+        isolation, rest = read_isolation(out, key)
     except _Refused as exc:
-        return RunResult(exc.outcome, exc.message, wall_s=wall, stderr=stderr)
-    return _result(report, wall, stderr)
+        refused = exc
+    rc = proc.returncode
+    if rc != 0 or not out:
+        outcome, message = exit_outcome(rc, cpu, limits.cpu_s, stderr)
+        return RunResult(outcome, message, wall_s=wall, stderr=stderr, isolation=isolation)
+    try:
+        if refused is not None:
+            raise refused
+        report = read_report(rest, key, sample.n_questions)
+    except _Refused as exc:
+        return RunResult(exc.outcome, exc.message, wall_s=wall, stderr=stderr,
+                         isolation=isolation)
+    return _result(report, isolation, wall, stderr)
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    """Kill the child's whole process group, then reap the child (bounded waits)."""
+#: Share by which the CPU time a reaped child reports may fall short of the limit that
+#: stopped it: the kernel checks the limit against tick-sampled time, the usage it reports
+#: is scheduler time (measured here up to 7 % lower).
+_CPU_SLACK = 0.1
+
+
+def exit_outcome(rc: int | None, cpu_s: float | None, cpu_limit_s: float,
+                 stderr: str = "") -> tuple[str, str]:
+    """Outcome and message of a child that ended without a result: status ``rc`` (``-n``
+    for signal ``n``) after ``cpu_s`` seconds of CPU, under a limit of ``cpu_limit_s``.
+
+    The child's soft CPU limit (``SIGXCPU``) is at least ``cpu_limit_s`` and its hard limit
+    (the kernel's ``SIGKILL``) at least one second more (:func:`cogrsi_lib.audit.child.restrict`),
+    so a ``SIGKILL`` with less CPU than that came from elsewhere, such as the kernel's
+    out-of-memory killer, and is a crash, not a timeout.  The parent itself kills a running
+    child only at the wall-time limit or the output cap, which are recorded before this.
+    """
+    if rc == -signal.SIGSYS:
+        return "crashed", "stopped by the sandbox at a forbidden system call"
+    used = "" if cpu_s is None else f" after {cpu_s:.2f} s of CPU"
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL) and cpu_s is not None:
+        needed = (cpu_limit_s + (1 if rc == -signal.SIGKILL else 0)) * (1 - _CPU_SLACK)
+        if cpu_s >= needed:
+            return "timeout", f"CPU-time limit reached{used}"
+    if "MemoryError" in stderr:
+        return "memory", "memory limit reached"
+    if rc is not None and rc < 0:
+        name = _signal_name(-rc)
+        if rc == -signal.SIGKILL:
+            return "crashed", (f"killed by SIGKILL from outside the sandbox{used}, below its "
+                               "CPU limit (e.g. the kernel's out-of-memory killer)")
+        return "crashed", f"killed by {name}{used}"
+    if rc == HARNESS_FAILED:
+        return "crashed", f"the sandbox harness failed (uncaught exception){used}"
+    return "crashed", f"sandbox exited with status {rc} without a result{used}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _reap(proc: subprocess.Popen, timeout_s: float = 10.0) -> float | None:
+    """Wait for the (killed) child, set its return code; the CPU seconds it used, or
+    ``None`` when it was reaped elsewhere or is still there after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_utime + usage.ru_stime
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.005)
+
+
+def _kill(proc: subprocess.Popen) -> float | None:
+    """Kill the child's whole process group, then reap the child (bounded wait); the CPU
+    seconds the child used, when known."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         with contextlib.suppress(OSError):
             proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):  # a SIGKILLed child always exits
-        proc.wait(timeout=10)
+    return _reap(proc)
 
 
 def run_many(codes: Sequence[str | None], sample: AuditSample,

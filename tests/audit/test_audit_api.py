@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from importlib import resources
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cogrsi_lib.audit.api import EventView, QuestionView, WorldView, build_views
+from cogrsi_lib.audit.api import EventView, QuestionView, WorldView, answer_string, build_views
 from cogrsi_lib.audit.snapshot import build_sample
 from cogrsi_lib.oracle import OracleState, World
 
@@ -124,3 +127,51 @@ def test_api_md_documents_every_public_name():
         assert re.search(rf"`e\.{name}\b", doc), name
     for name in QuestionView.__slots__:
         assert re.search(rf"`q\.{name}\b", doc), name
+
+
+def _decimal(n: int) -> str:
+    """``str(n)`` without the interpreter's cap on digits."""
+    cap = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return str(n)
+    finally:
+        sys.set_int_max_str_digits(cap)
+
+
+_NEAR_CAP = st.integers(10 ** 4290, 10 ** 4310)
+
+
+@settings(max_examples=200)
+@given(st.integers() | _NEAR_CAP | _NEAR_CAP.map(lambda n: -n) | st.booleans() | st.floats()
+       | st.text())
+def test_answer_string_gives_the_scalars_text_or_none_and_never_raises(value):
+    text = answer_string(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = _decimal(value)
+        too_long = len(digits.lstrip("-")) > sys.get_int_max_str_digits()
+        assert text == (None if too_long else digits)
+    else:
+        assert text == str(value) and type(text) is str
+
+
+def test_answer_string_refuses_ints_too_long_to_print():
+    assert answer_string(10 ** 5000) is None
+    assert answer_string(-(10 ** 5000)) is None
+    assert answer_string(10 ** 4000) == str(10 ** 4000)
+
+
+def test_answer_string_ignores_what_a_subclass_overrides():
+    class Loud(str):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    class Big(int):
+        def __repr__(self):
+            raise RuntimeError("no")
+
+        __str__ = __repr__
+
+    assert type(answer_string(Loud("box"))) is str and answer_string(Loud("box")) == "box"
+    assert answer_string(Big(7)) == "7"
+    assert answer_string(True) == "True" and answer_string(None) is None

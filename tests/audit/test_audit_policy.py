@@ -9,6 +9,8 @@ import pytest
 from cogrsi_lib.audit.policy import (
     PolicyViolation,
     check_source,
+    denied_attribute,
+    denied_name,
     restricted_globals,
     safe_getattr,
     safe_hasattr,
@@ -16,6 +18,9 @@ from cogrsi_lib.audit.policy import (
 
 REFUSED = {
     "dunder attribute": "x = ().__class__.__bases__[0].__subclasses__()",
+    # NFKC-normalised by the parser to ``__class__``
+    "fullwidth dunder attribute": "x = ().__\uff43lass__",
+    "fullwidth dunder name": "b = __\uff42uiltins__",
     "private attribute": "y = world._present",
     "builtins name": "b = __builtins__",
     "import hook": "m = __import__('os')",
@@ -25,6 +30,9 @@ REFUSED = {
     "import subprocess": "import subprocess as sp",
     "import socket": "import socket",
     "relative import": "from . import x",
+    "import __future__": "import __future__",
+    "future feature other than annotations": "from __future__ import barry_as_FLUFL",
+    "future star": "from __future__ import *",
     "star import": "from math import *",
     "private from import": "from collections import _chain",
     "generator frame": "g = (i for i in ())\nf = g.gi_frame.f_back",
@@ -158,3 +166,20 @@ def test_safe_getattr_refuses_private_and_frame_names():
     assert safe_getattr("ab", "upper")() == "AB"
     assert safe_getattr(1, "nope", 5) == 5
     assert not safe_hasattr((), "__class__") and safe_hasattr("", "upper")
+
+
+def test_names_are_judged_after_nfkc_normalisation():
+    """Python reads ``__\uff43lass__`` (fullwidth c) as ``__class__``; so does the policy, also
+    for the strings ``getattr`` and ``hasattr`` receive."""
+    assert denied_attribute("__\uff43lass__") and denied_attribute("\uff47i_frame")
+    assert denied_attribute("\uff46_globals") and not denied_attribute("\uff55pper")
+    assert denied_name("__\uff42uiltins__") and not denied_name("\u03c0")
+    with pytest.raises(AttributeError, match="not available"):
+        safe_getattr((i for i in ()), "\uff47i_frame")
+
+
+def test_single_underscore_names_are_ordinary_names():
+    """Only attributes are refused for one leading underscore; a local ``_x`` reaches nothing."""
+    check_source("def f(_a):\n    _b = [_ for _ in _a]\n    return _b")
+    with pytest.raises(PolicyViolation):
+        check_source("y = q._x")

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 import textwrap
 
+import numpy as np
 import pytest
 
-from cogrsi_lib.audit.sandbox import CODE_NAMES, SandboxLimits, run_code, run_many
+from cogrsi_lib.audit.child import HARNESS_FAILED
+from cogrsi_lib.audit.sandbox import (
+    CODE_NAMES,
+    SandboxLimits,
+    exit_outcome,
+    run_code,
+    run_many,
+)
 
 OK_FUNCS = """
 def applies(world, q):
@@ -24,6 +33,7 @@ MALICIOUS = {
                       "rejected", "__subclasses__"),
     "getattr escape": ("x = getattr((), '__cl' + 'ass__')\n" + OK_FUNCS, "load_error",
                        "__class__"),
+    "fullwidth dunder": ("x = ().__\uff43lass__\n" + OK_FUNCS, "rejected", "__class__"),
     "generator frame": ("g = (i for i in [1])\nf = g.gi_frame\n" + OK_FUNCS, "rejected",
                         "gi_frame"),
     "network": ("import socket\n" + OK_FUNCS, "rejected", "socket"),
@@ -131,3 +141,68 @@ def test_run_many_keeps_order_and_survives_bad_neighbours(tiny_sample, fast_limi
     codes = ["import os\n" + OK_FUNCS, OK_FUNCS, "x = [0] * 10 ** 11\n" + OK_FUNCS, None]
     results = run_many(codes, tiny_sample, fast_limits, workers=2)
     assert [r.outcome for r in results] == ["rejected", "ok", "memory", "no_code"]
+
+
+def test_an_answer_too_long_to_print_is_a_bad_answer_for_that_question_only(tiny_sample,
+                                                                            fast_limits):
+    """``str(10 ** 5000)`` raises; the question is ``bad_answer`` and the run goes on."""
+    code = textwrap.dedent("""
+    def applies(world, q):
+        return q.depth == 1
+
+    def predict(world, q):
+        if q.kind == "location":
+            return 10 ** 5000
+        return world.value_at(q.property, -1)
+    """)
+    honest = run_code(code.replace("10 ** 5000", "world.location_at(-1)"), tiny_sample,
+                      fast_limits)
+    result = run_code(code, tiny_sample, fast_limits)
+    assert result.ok, result.message
+    q = tiny_sample.questions
+    location = (q["kind"] == "location").to_numpy()
+    depth1 = (q["depth"] == 1).to_numpy()
+    assert (result.codes[depth1 & location] == CODE_NAMES.index("bad_answer")).all()
+    assert (result.codes == np.where(depth1 & location, CODE_NAMES.index("bad_answer"),
+                                     honest.codes)).all()
+    kept = depth1 & ~location
+    assert kept.any() and list(result.answers[kept]) == list(honest.answers[kept])
+
+
+def test_non_ascii_identifiers_and_named_escapes_compile_in_the_sandbox(tiny_sample,
+                                                                         fast_limits):
+    """The parser needs ``unicodedata`` for them; the child has it before it may open files."""
+    code = "\u03c0 = 3.14\nbullet = '\\N{BULLET}'\n" + OK_FUNCS.replace(
+        "return q.depth == 1", "gr\u00f6\u00dfe = q.depth\n    return gr\u00f6\u00dfe == 1")
+    assert "\u03c0" in code and "\\N{BULLET}" in code
+    result = run_code(code, tiny_sample, fast_limits)
+    honest = run_code(OK_FUNCS, tiny_sample, fast_limits)
+    assert result.ok, result.message
+    assert (result.codes == honest.codes).all()
+    assert list(result.answers) == list(honest.answers)
+
+
+def test_running_out_of_memory_while_compiling_is_memory(tiny_sample):
+    code = "x = [" + "0," * 1_000_000 + "]\n" + OK_FUNCS
+    result = run_code(code, tiny_sample, SandboxLimits(wall_s=60, cpu_s=30, memory_mb=64))
+    assert result.outcome == "memory" and "compiling" in result.message, result.message
+
+
+SIGKILL, SIGXCPU = -int(signal.SIGKILL), -int(signal.SIGXCPU)
+
+
+@pytest.mark.parametrize(("rc", "cpu", "outcome", "words"), [
+    (-int(signal.SIGSYS), 0.1, "crashed", "forbidden system call"),
+    (SIGKILL, 3.2, "timeout", "CPU-time limit"),  # the hard limit, at least the limit + 1 s
+    (SIGKILL, 1.5, "crashed", "SIGKILL from outside"),  # under it: not the CPU limit
+    (SIGKILL, None, "crashed", "SIGKILL from outside"),
+    (SIGXCPU, 2.0, "timeout", "CPU-time limit"),
+    (SIGXCPU, 0.3, "crashed", "SIGXCPU"),
+    (-int(signal.SIGSEGV), 0.3, "crashed", "SIGSEGV"),
+    (HARNESS_FAILED, 0.3, "crashed", "harness failed"),
+    (3, 0.3, "crashed", "status 3 without a result"),
+    (0, 0.3, "crashed", "status 0 without a result"),
+])
+def test_a_child_without_a_result_is_recorded_as_what_ended_it(rc, cpu, outcome, words):
+    found, message = exit_outcome(rc, cpu, 2.0)
+    assert found == outcome and words in message
