@@ -96,7 +96,10 @@ def load(root: Path, prompting_type: str = "VP") -> list[Item]:
 
 
 def summarize(items: list[Item], judgements: list[Judgement]) -> dict[str, float]:
-    """Accuracy (the headline), per ToM order, and per order with/without deception."""
+    """Accuracy (the headline), per ToM order (``type:order_k``, the paper's unit), and per
+    order with/without deception (``tell:order_k``, ``no_tell:order_k``).  Every story asks
+    each order once, so over whole stories the headline is also the mean of the five
+    per-order accuracies."""
     out = {"score": accuracy(judgements), "accuracy": accuracy(judgements)}
     out.update({f"type:{k}": v for k, v in mean_by(items, judgements,
                                                      lambda it: it.question_type).items()})
@@ -142,12 +145,21 @@ def official_answer(item: Item) -> ReplyFormat:
 
 RELEASE = "ying-hui-he/Hi-ToM_dataset@56dda76 (Hi-ToM_prompts, MC)"
 
+#: Where the headline (both protocols) differs from what the paper reports.
+HEADLINE = Deviation(
+    "headline", "the paper reports accuracy per ToM order (0-4), with and without deception",
+    "score = accuracy over all questions (each story asks every order once, so over whole "
+    "stories it is the mean of the five per-order accuracies); type:order_k per order, "
+    "tell:order_k and no_tell:order_k with and without deception, beside it",
+)
+
 OFFICIAL = Protocol(
     "official", judge_option, summarize, item_units, prompt=official_prompt,
     answer=official_answer, release=RELEASE,
     deviations=(
         Deviation("scoring", "no scorer released (the paper: accuracy of the chosen option)",
                   "the reply's option letter or container text must name the answer"),
+        HEADLINE,
     ),
 )
 
@@ -155,6 +167,7 @@ UNIFORM_DEVIATIONS = (
     Deviation("note", "every prompt ends with a note of assumptions (agents may lie; trust "
               "whoever left the room later) that decides the deception stories' answers",
               "the note is absent from the items and from the package's prompt"),
+    HEADLINE,
 )
 
 BENCHMARK = register(Benchmark(

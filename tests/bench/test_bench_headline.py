@@ -49,3 +49,42 @@ def test_paired_bootstrap_over_units(name):
     est_b = evaluate(name, items, _noisy(items, 0.5, seed=3)).summary["score"]
     assert res.estimate == pytest.approx(est_a - est_b)
     assert res.low <= res.estimate <= res.high
+
+
+@pytest.mark.parametrize("protocol", ["official", "uniform"])
+def test_hitom_headline_row_and_per_order_accuracies(protocol):
+    """Hi-ToM's paper reports accuracy per ToM order: every order is reported beside the
+    headline, which over whole stories is the mean of the per-order accuracies (each story
+    asks every order once), as the listed headline row says."""
+    items = _items("hi-tom")
+    proto = bench.get("hi-tom").protocol(protocol)
+    (row,) = [d for d in proto.deviations if d.aspect == "headline"]
+    assert "per ToM order" in row.release and "type:order_k" in row.here
+    stories = sorted({it.story_id for it in items})
+    for seed in range(3):
+        chosen = set(random.Random(seed).sample(stories, 30))
+        sample = [it for it in items if it.story_id in chosen]
+        ev = evaluate("hi-tom", sample, _noisy(sample, 0.5, seed), protocol=protocol)
+        per_order = [ev.summary[f"type:order_{k}"] for k in range(5)]
+        assert ev.summary["score"] == pytest.approx(float(np.mean(per_order)))
+        for k in range(5):
+            for name, deception in (("tell", True), ("no_tell", False)):
+                rows = [float(j.correct) for it, j in zip(sample, ev.judgements, strict=True)
+                        if it.question_type == f"order_{k}"
+                        and it.extra["deception"] == deception]
+                assert ev.summary[f"{name}:order_{k}"] == pytest.approx(sum(rows) / len(rows))
+
+
+@pytest.mark.parametrize("protocol", ["official", "uniform"])
+def test_exploretom_headline_row_and_accuracy_per_order(protocol):
+    items = _items("exploretom")
+    proto = bench.get("exploretom").protocol(protocol)
+    (row,) = [d for d in proto.deviations if d.aspect == "headline"]
+    assert "compute_statistics.py" in row.release and "order:n" in row.here
+    ev = evaluate("exploretom", items, _noisy(items, 0.5, seed=4), protocol=protocol)
+    orders = {it.extra["nth_order"] for it in items}
+    assert len(orders) > 1
+    for n in orders:
+        rows = [float(j.correct) for it, j in zip(items, ev.judgements, strict=True)
+                if it.extra["nth_order"] == n]
+        assert ev.summary[f"order:{n}"] == pytest.approx(sum(rows) / len(rows))
