@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cogrsi_lib.bench.protocol import Deviation, Message, Protocol, view_of
-from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
+from cogrsi_lib.bench.registry import Benchmark, Source, register, units_by
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, majority_vote, mean_by, right
 from cogrsi_lib.llm.reply_format import ReplyFormat
@@ -214,7 +214,8 @@ def official_combine(item: Item, tries: Sequence[Judgement]) -> Judgement:
 
 def official_summarize(items: Sequence[Item], judgements: Sequence[Judgement]
                        ) -> dict[str, float]:
-    """Per task and per ability accuracy (``get_results.py``); headline: mean over tasks."""
+    """Per task and per ability accuracy (``get_results.py``); headline: mean over tasks
+    (its headline rows: one per item, in its task's cell)."""
     tasks = mean_by(items, judgements, lambda it: it.extra["task"])
     out = {"score": sum(tasks.values()) / len(tasks) if tasks else float("nan"),
            "accuracy": accuracy(judgements)}
@@ -227,7 +228,8 @@ def official_summarize(items: Sequence[Item], judgements: Sequence[Judgement]
 RELEASE = "zhchen18/ToMBench@4f491f0 (run_api.py, prompts.py, get_results.py)"
 
 OFFICIAL = Protocol(
-    "official", official_judge, official_summarize, item_units, prompt=official_prompt,
+    "official", official_judge, official_summarize, units_by(lambda it: it.extra["task"]),
+    prompt=official_prompt,
     views=official_views, combine=official_combine, answer=official_answer, release=RELEASE,
     deviations=(
         Deviation("language", "run_api.py defaults to Chinese (--language zh)",
