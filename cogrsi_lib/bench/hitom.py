@@ -10,6 +10,7 @@ records by default).  A story is shared by its five questions (orders 0-4): 120 
 
 Scoring (paper; the repo ships no scorer): multiple choice, right iff the reply names the
 gold option (its letter or its container); accuracy per ToM order, with/without deception.
+The headline is the mean of the per-order accuracies (:func:`summarize`).
 
 * Official protocol: the released vanilla prompt (``Hi-ToM_prompts/*/MC``, rebuilt from the
   JSON record byte for byte), whose closing note of assumptions (agents may lie; trust
@@ -22,10 +23,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
-from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
+from cogrsi_lib.bench.registry import Benchmark, Source, register, units_by
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, judge_option, mean_by
 from cogrsi_lib.llm.reply_format import ReplyFormat
@@ -95,11 +97,16 @@ def load(root: Path, prompting_type: str = "VP") -> list[Item]:
     return validate_items(items, path)
 
 
-def summarize(items: list[Item], judgements: list[Judgement]) -> dict[str, float]:
-    """Accuracy (the headline), per ToM order, and per order with/without deception."""
-    out = {"score": accuracy(judgements), "accuracy": accuracy(judgements)}
-    out.update({f"type:{k}": v for k, v in mean_by(items, judgements,
-                                                     lambda it: it.question_type).items()})
+def summarize(items: Sequence[Item], judgements: Sequence[Judgement]) -> dict[str, float]:
+    """Accuracy per ToM order (``type:order_k``, what the paper reports), per order with
+    and without deception (``tell:order_k``, ``no_tell:order_k``) and over all questions;
+    the headline is the mean of the per-order accuracies (:data:`units`: one row per
+    question, in its order's cell).  Every story asks each order once, so over whole
+    stories the headline equals the accuracy over all questions."""
+    per_order = mean_by(items, judgements, lambda it: it.question_type)
+    out = {"score": sum(per_order.values()) / len(per_order) if per_order else float("nan"),
+           "accuracy": accuracy(judgements)}
+    out.update({f"type:{k}": v for k, v in per_order.items()})
     for deception, name in ((False, "no_tell"), (True, "tell")):
         pairs = [(it, j) for it, j in zip(items, judgements, strict=True)
                  if it.extra["deception"] == deception]
@@ -107,6 +114,10 @@ def summarize(items: list[Item], judgements: list[Judgement]) -> dict[str, float
                            lambda it: it.question_type)
         out.update({f"{name}:{k}": v for k, v in by_order.items()})
     return out
+
+
+#: Headline rows: one per question, in its ToM order's cell.
+units = units_by(lambda it: it.question_type)
 
 
 INSTRUCTION = ("Read the following story and answer the multiple-choice question. Please "
@@ -142,12 +153,22 @@ def official_answer(item: Item) -> ReplyFormat:
 
 RELEASE = "ying-hui-he/Hi-ToM_dataset@56dda76 (Hi-ToM_prompts, MC)"
 
+#: Where the headline (both protocols) differs from what the paper reports.
+HEADLINE = Deviation(
+    "headline", "the paper reports accuracy per ToM order (0-4), with and without deception",
+    "score = mean of the five per-order accuracies (headline rows in one cell per order; "
+    "over whole stories, which ask every order once, the accuracy over all questions); "
+    "type:order_k per order, tell:order_k and no_tell:order_k with and without deception, "
+    "beside it",
+)
+
 OFFICIAL = Protocol(
-    "official", judge_option, summarize, item_units, prompt=official_prompt,
+    "official", judge_option, summarize, units, prompt=official_prompt,
     answer=official_answer, release=RELEASE,
     deviations=(
         Deviation("scoring", "no scorer released (the paper: accuracy of the chosen option)",
                   "the reply's option letter or container text must name the answer"),
+        HEADLINE,
     ),
 )
 
@@ -155,6 +176,7 @@ UNIFORM_DEVIATIONS = (
     Deviation("note", "every prompt ends with a note of assumptions (agents may lie; trust "
               "whoever left the room later) that decides the deception stories' answers",
               "the note is absent from the items and from the package's prompt"),
+    HEADLINE,
 )
 
 BENCHMARK = register(Benchmark(
@@ -167,6 +189,7 @@ BENCHMARK = register(Benchmark(
     load=load,
     judge=judge_option,
     summarize=summarize,
+    units=units,
     sources=(Source(
         url="https://raw.githubusercontent.com/ying-hui-he/Hi-ToM_dataset/"
             "56dda76fbbbcd510d51e91837fe19b7df2108562/Hi-ToM_data.json",

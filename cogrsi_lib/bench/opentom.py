@@ -320,21 +320,26 @@ NO_EXPLANATION = " Answer the question without any explanation.\n"
 
 def official_text(item: Item) -> str:
     """The release's vanilla user prompt (``build_prompt``, no CoT/SimToM), chosen as the
-    release chooses it: by words of the question."""
+    release chooses it: by words of the question.  ``build_prompt`` strips whatever prompt
+    it builds, so no template's closing newline is kept (fullness and accessibility
+    included)."""
     q, narrative = item.question, item.context
-    if "locate" in q or "initial" in q:  # simple_entity_state: the template, stripped
+    if "locate" in q or "initial" in q:  # simple_entity_state
         tail = NO_EXPLANATION if "locate" in q else (
             ' Answer the question with "Yes" or "No". Do not give any explanation.\n')
-        return (HEAD.format(narrative=narrative, question=q) + tail).strip()
-    if "fullness" in q:
+        text = HEAD.format(narrative=narrative, question=q) + tail
+    elif "fullness" in q:
         q += ' Answer with "more full", "equally full", or "less full".'
-        return HEAD.format(narrative=narrative, question=q) + NO_EXPLANATION
-    if "accessibility" in q:
+        text = HEAD.format(narrative=narrative, question=q) + NO_EXPLANATION
+    elif "accessibility" in q:
         q += ' Answer with "more accessible", "equally accessible", or "less accessible".'
-        return HEAD.format(narrative=narrative, question=q) + NO_EXPLANATION
-    q = (q.split("?")[0].strip() + ", assuming that you observed the action?"
-         + ' Answer with "positive", "neutral", or "negative".')
-    return HEAD.format(narrative=narrative, question=q).strip() + " Answer without any explanation."
+        text = HEAD.format(narrative=narrative, question=q) + NO_EXPLANATION
+    else:
+        q = (q.split("?")[0].strip() + ", assuming that you observed the action?"
+             + ' Answer with "positive", "neutral", or "negative".')
+        text = (HEAD.format(narrative=narrative, question=q).strip()
+                + " Answer without any explanation.")
+    return text.strip()
 
 
 def official_prompt(item: Item) -> list[Message]:
@@ -365,8 +370,10 @@ OFFICIAL = Protocol(
                   "('attic' -> 'ttic')", "strips whole words only", broken=True),
         Deviation("data", "plot_info unpacked by position (mover, affected_char, eoi, "
                   "original_place, move_to_place), an order the released meta_data.json does "
-                  "not have: drops 940 of 2,384 first-order fine-location questions given the "
-                  "gold answers", "plot_info read by key", broken=True),
+                  "not have: the places compared are move_to_place and observer, so even "
+                  "the gold answers as replies leave 940 of 2,384 first-order and 734 of "
+                  "1,192 second-order fine-location questions without a gold label, and "
+                  "evaluate.py drops them", "plot_info read by key", broken=True),
         Deviation("headline", "one row per question type (paper Table 3: macro-F1)",
                   "score = mean macro-F1 over the seven columns; every type reported"),
     ),

@@ -76,17 +76,27 @@ class Source:
 Units = Callable[[Sequence[Item], Sequence[Judgement]], pl.DataFrame]
 
 
-def item_units(items: Sequence[Item], judgements: Sequence[Judgement]) -> pl.DataFrame:
-    """Default headline rows: one per question, in one cell (headline = accuracy)."""
-    return pl.DataFrame(
-        {
-            "unit_id": [it.id for it in items],
-            "cluster": [it.story_id for it in items],
-            "cell": ["all"] * len(items),
-            "value": [float(j.value) for j in judgements],
-        },
-        schema={"unit_id": pl.Utf8, "cluster": pl.Utf8, "cell": pl.Utf8, "value": pl.Float64},
-    )
+def units_by(cell: Callable[[Item], str]) -> Units:
+    """Headline rows: one per question, in the cell ``cell(item)`` (headline = the mean of
+    the per-cell accuracies, e.g. ToMBench's mean over tasks)."""
+
+    def units(items: Sequence[Item], judgements: Sequence[Judgement]) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "unit_id": [it.id for it in items],
+                "cluster": [it.story_id for it in items],
+                "cell": [cell(it) for it in items],
+                "value": [float(j.value) for j in judgements],
+            },
+            schema={"unit_id": pl.Utf8, "cluster": pl.Utf8, "cell": pl.Utf8,
+                    "value": pl.Float64},
+        )
+
+    return units
+
+
+#: Default headline rows: one per question, in one cell (headline = accuracy).
+item_units: Units = units_by(lambda it: "all")
 
 
 def accuracy_summary(items: Sequence[Item], judgements: Sequence[Judgement]) -> dict[str, float]:

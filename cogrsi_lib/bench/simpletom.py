@@ -14,6 +14,11 @@ first ``(A)``-style mark decides; else a unique ``(A``; else a unique bare capit
 anything else is not an answer.  CogRSI scores behaviour and judgment (App. E.2, Table 10):
 the headline is their mean.  Mental-state awareness is reported separately; its gold answer
 is "No" throughout, so a constant "No" scores 100% on it (CogRSI Table 22 note).
+
+* Official protocol: the released prompt (``inference/utils.py``, ``question_prompt``, as
+  ``inference/run_inference.py`` calls it without chain of thought, behind its system
+  message), scored by ``process_answer``.
+* Uniform protocol: the package's prompt, the same scorer.
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ from pathlib import Path
 
 import polars as pl
 
-from cogrsi_lib.bench.protocol import Deviation
+from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
 from cogrsi_lib.bench.registry import Benchmark, Source, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, read_jsonl, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by, right
+from cogrsi_lib.llm.reply_format import ReplyFormat
 
 QUESTION_SETS = {"mental-state-qa": "mental-state", "behavior-qa": "behavior",
                  "judgment-qa": "judgment"}
@@ -101,6 +107,44 @@ def units(items: Sequence[Item], judgements: Sequence[Judgement]) -> pl.DataFram
     )
 
 
+# ------------------------------------------------------------------- official protocol
+
+#: ``inference/run_inference.py``: the system message of every question.
+SYSTEM = "You are a helpful assistant."
+
+
+def _marks(item: Item) -> list[str]:
+    """The release letters the choices by position, ``(A)``, ``(B)``, ... (not by label)."""
+    return [f"({'ABCD'[k]})" for k in range(len(item.options))]
+
+
+def official_text(item: Item) -> str:
+    """``question_prompt`` with the defaults ``run_inference.py`` uses (no extra question,
+    no "either"/"neither" choice, no chain of thought): the story, the question with its
+    lettered choices one per line, and the letters to reply with."""
+    marks = _marks(item)
+    choices = " \n".join(f"{mark} {text}" for mark, (_, text) in
+                         zip(marks, item.options, strict=True))
+    quoted = " or ".join(f'"{mark}"' for mark in marks)
+    return (f"Given the following story, answer the question by giving the correct answer "
+            f"choice, {' or '.join(marks)}.\n\nStory:\n{item.context}\n\n"
+            f"Question: {item.question} \n{choices}\n\n"
+            f"What is the correct answer? Respond with just {quoted}\n")
+
+
+def official_prompt(item: Item) -> list[Message]:
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": official_text(item)}]
+
+
+def official_answer(item: Item) -> ReplyFormat:
+    """The reply the prompt asks for: just one of the lettered marks, e.g. ``(A)``."""
+    return ReplyFormat.choice("bench.official.simpletom", _marks(item))
+
+
+RELEASE = ("yulinggu-cs/SimpleToM@0f054a7 (inference/run_inference.py, inference/utils.py: "
+           "question_prompt, process_answer)")
+
 _HUB = "https://huggingface.co/datasets/allenai/SimpleToM/resolve/main"
 
 #: Where the scorer (both protocols) differs from the release.
@@ -110,6 +154,11 @@ SCORER_DEVIATIONS = (
         "accuracy per question type",
         "score = mean of behaviour and judgment accuracy (CogRSI App. E.2); each type reported",
     ),
+)
+
+OFFICIAL = Protocol(
+    "official", judge, summarize, units, prompt=official_prompt, answer=official_answer,
+    release=RELEASE, deviations=SCORER_DEVIATIONS,
 )
 
 BENCHMARK = register(Benchmark(
@@ -127,7 +176,6 @@ BENCHMARK = register(Benchmark(
                   for folder in QUESTION_SETS),
     paper="Gu et al., ICLR 2026",
     sample="synthetic",
-    release="allenai SimpleToM (inference/utils.py, process_answer)",
-    official_deviations=SCORER_DEVIATIONS,
+    official=OFFICIAL,
     uniform_deviations=SCORER_DEVIATIONS,
 ))

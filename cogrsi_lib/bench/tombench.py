@@ -4,8 +4,9 @@ Official format (zhchen18/ToMBench, ``data/<Task>.jsonl``): one item per line wi
 ``"能力\\nABILITY"``, ``"序号\\nINDEX"``, Chinese ``故事/问题/选项A..D``, English
 ``STORY/QUESTION/OPTION-A..D`` and ``"答案\\nANSWER"``.  Traps handled here: two-choice
 items carry a bare ``NaN`` token for the missing options (not strict JSON; Python's parser
-reads it as a float), one answer is ``"A. "`` rather than ``"A"``, and ``INDEX`` is neither
-unique in a file nor within a story.
+reads it as a float), one answer is ``"A. "`` rather than ``"A"``, the options of 40 Strange
+Story Task items carry their own letter (``"A. Yes"``; removed as ``run_api.py`` removes it,
+:func:`option_text`), and ``INDEX`` is neither unique in a file nor within a story.
 
 As in CogRSI App. E.2, items with repeated ids are disambiguated (the id is the task and the
 line number; the original INDEX is kept in ``extra``) and options with empty text (NaN, None,
@@ -16,8 +17,10 @@ capital A-D) is the choice; accuracy per task and per ability.
 
 * Official protocol (``run_api.py`` + ``get_results.py``): the English prompt, each item
   asked :data:`TRY_TIMES` = 5 times with its options shuffled, each reply's letter mapped
-  back to the original option and the most common one (ties: first seen) compared with the
-  answer; a reply with no letter counts as "A".  Headline: mean of the per-task accuracies.
+  back to the original option and the most common one (ties: the earliest try) compared
+  with the answer; a reply with no letter counts as "A".  Two-choice items get the
+  two-option prompt (the release's test picks the four-option one for them and fails).
+  Headline: mean of the per-task accuracies.  Every difference is a row of :data:`OFFICIAL`.
 * Uniform protocol: one ask in the loaded order; a reply with no letter is malformed and
   wrong; headline: accuracy over items.
 """
@@ -32,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cogrsi_lib.bench.protocol import Deviation, Message, Protocol, view_of
-from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
+from cogrsi_lib.bench.registry import Benchmark, Source, register, units_by
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, majority_vote, mean_by, right
 from cogrsi_lib.llm.reply_format import ReplyFormat
@@ -56,6 +59,13 @@ def _blank(value: object) -> bool:
     """NaN, None or whitespace: an option with no text."""
     return value is None or (isinstance(value, float) and math.isnan(value)) or (
         isinstance(value, str) and not value.strip())
+
+
+def option_text(label: str, value: object) -> str:
+    """An option's text as ``run_api.py`` shows it: every ``"X. "`` of option X removed (40
+    Strange Story Task items store ``"A. Yes"``, which the release's prompt, adding its own
+    ``"A. "``, would show as ``"A. A. Yes"``), then surrounding spaces stripped."""
+    return str(value).replace(f"{label}. ", "").strip()
 
 
 def _slug(task: str) -> str:
@@ -83,7 +93,7 @@ def load_task(path: Path, language: str = "en") -> list[Item]:
             answer = _ANSWER.match(str(rec[K_ANSWER]))
             if answer is None:
                 raise BenchmarkFormatError(path, record, f"answer {rec[K_ANSWER]!r} is not A-D")
-            options = tuple((lab, str(rec[keys[2].format(lab)]).strip()) for lab in LETTERS
+            options = tuple((lab, option_text(lab, rec[keys[2].format(lab)])) for lab in LETTERS
                             if not _blank(rec.get(keys[2].format(lab))))
             if len(options) < 2:
                 raise BenchmarkFormatError(path, record, "fewer than two non-empty options")
@@ -196,14 +206,16 @@ def official_judge(view: Item, response: str) -> Judgement:
 
 
 def official_combine(item: Item, tries: Sequence[Judgement]) -> Judgement:
-    """The most common mapped answer over the tries (ties: first seen) against the gold."""
+    """The most common mapped answer over the tries (ties: the earliest try's) against the
+    gold."""
     vote = majority_vote([j.parsed or "" for j in tries])
     return right(str(vote) or None, vote == item.gold)
 
 
 def official_summarize(items: Sequence[Item], judgements: Sequence[Judgement]
                        ) -> dict[str, float]:
-    """Per task and per ability accuracy (``get_results.py``); headline: mean over tasks."""
+    """Per task and per ability accuracy (``get_results.py``); headline: mean over tasks
+    (its headline rows: one per item, in its task's cell)."""
     tasks = mean_by(items, judgements, lambda it: it.extra["task"])
     out = {"score": sum(tasks.values()) / len(tasks) if tasks else float("nan"),
            "accuracy": accuracy(judgements)}
@@ -216,7 +228,8 @@ def official_summarize(items: Sequence[Item], judgements: Sequence[Judgement]
 RELEASE = "zhchen18/ToMBench@4f491f0 (run_api.py, prompts.py, get_results.py)"
 
 OFFICIAL = Protocol(
-    "official", official_judge, official_summarize, item_units, prompt=official_prompt,
+    "official", official_judge, official_summarize, units_by(lambda it: it.extra["task"]),
+    prompt=official_prompt,
     views=official_views, combine=official_combine, answer=official_answer, release=RELEASE,
     deviations=(
         Deviation("language", "run_api.py defaults to Chinese (--language zh)",
@@ -226,6 +239,21 @@ OFFICIAL = Protocol(
                   "each try's order seeded by the item id and try number"),
         Deviation("parsing", "the gold answer compared as stored: the one answer 'A. ' can "
                   "never match", "gold answers stripped to their letter", broken=True),
+        Deviation("two choices", "the four-option prompt is chosen when 选项C != None, which "
+                  "the NaN of the 483 two-choice items satisfies: format_prompt_4 calls "
+                  ".replace on NaN and the run stops",
+                  "two-choice items asked with the two-option prompt", broken=True),
+        Deviation("option mapping", "a shown option is mapped back to the first original "
+                  "option with the same text: where two options share a text (2 Unexpected "
+                  "Outcome Test items), votes for either count for the first",
+                  "mapped back by position: each shown option to its own original"),
+        Deviation("majority", "ties go to the answer first written to the results file; 32 "
+                  "threads write in completion order, so a tie can fall either way",
+                  "ties go to the answer of the earliest try"),
+        Deviation("ability", "per-ability accuracy keyed by the ability as stored: one item's "
+                  "'Knowledge: Information-knowledge links ' (trailing space) is reported as "
+                  "an ability of its own", "ability names stripped: that item counts with "
+                  "the other 199 of its ability"),
         Deviation("headline", "get_results.py writes per-task and per-ability accuracy",
                   "score = mean of the per-task accuracies; both reported"),
     ),

@@ -112,14 +112,79 @@ def test_fantom_official_belief_rule_matches_the_release_cosine(fantom_items):
     assert beliefs
     official = bench.get("fantom").protocol("official")
     uniform = bench.get("fantom").protocol("uniform")
-    disagree = 0
+    disagree = asked = 0
     for it in beliefs:
         replies = [it.gold, it.wrong_set[0], f"Answer: {it.gold}",
                    "She has no idea about it, since she was away.",
                    "He is unaware of what the others talked about.",
                    "They were told everything.", "Yes."]
         for reply in replies:
-            expected = rel_belief(it.gold, it.wrong_set[0], rel_parse_response(reply))
+            expected = rel_belief(it.gold, it.wrong_set[0], rel_parse_response(reply.strip()))
             assert official.score(it, reply).correct == expected, (it.id, reply)
             disagree += uniform.score(it, reply).correct != expected
+            asked += 1
     assert disagree > 0  # token F1 (uniform) judges paraphrases differently
+    # the uniform metric row states this measurement, and what it was measured on
+    (row,) = [d for d in uniform.deviations if d.aspect == "metric"]
+    assert (f"on {asked} replies written for the {len(beliefs)} free-text belief questions "
+            f"of the synthetic fixture, {asked - disagree} verdicts agree") in row.here
+    assert "not measured on real FANToM replies" in row.here
+
+
+def rel_mc(answer: str, reply: str) -> bool:
+    """``evaluate_mc_belief_q`` with the gold letter."""
+    r = reply.lower()
+    return (r.startswith(f"({answer})") or r.startswith(f"{answer})")
+            or r.startswith(f"{answer}.") or r.startswith(f"{answer}:")
+            or r.startswith(f"{answer},") or f"({answer})" in r or answer == r)
+
+
+def rel_binary(reply: str) -> int:
+    """``map_binary_answer_to_int``."""
+    a = reply.lower().strip("'").strip('"')
+    if (" yes," in a or " yes " in a or a.startswith("yes") or " yes." in a
+            or " knows " in a or a.startswith("true")):
+        return 1
+    if (" no," in a or " no " in a or a.startswith("no") or " no." in a
+            or " does not know " in a or " doesn't know " in a or a.startswith("false")):
+        return 0
+    return -1
+
+
+def rel_list(correct: list[str], wrong: list[str], reply: str) -> bool:
+    """``evaluate_list_q``'s verdict."""
+    return (all(c.lower() in reply.lower() for c in correct)
+            and not any(w.lower() in reply.lower() for w in wrong))
+
+
+def rel_verdict(it: Item, generated: str, wrapper_strips: bool = True) -> bool:
+    """The release on one generated text: the model wrapper strips it, ``parse_response``
+    parses it, ``evaluate_response`` judges it."""
+    pred = rel_parse_response(generated.strip() if wrapper_strips else generated)
+    if it.question_type.endswith(":multiple-choice"):
+        return rel_mc(it.gold, pred)
+    if it.question_type.endswith(":binary"):
+        return rel_binary(pred) == {"yes": 1, "no": 0}[it.gold]
+    return rel_list(list(it.gold_set), list(it.wrong_set), pred)
+
+
+def test_fantom_official_judge_strips_replies_as_the_release_wrappers_do(fantom_items):
+    official = bench.get("fantom").protocol("official")
+    kinds = (":multiple-choice", ":binary", ":list")
+    chosen = [it for it in fantom_items if it.question_type.endswith(kinds)]
+    assert {k for it in chosen for k in kinds if it.question_type.endswith(k)} == set(kinds)
+    unstripped_differs = checked = 0
+    for it in chosen:
+        answers = ([it.gold, *(lab for lab in it.labels if lab != it.gold)] if it.options
+                   else ["yes", "no"] if it.question_type.endswith(":binary")
+                   else [", ".join(it.gold_set), ", ".join(it.wrong_set)])
+        for answer in answers:
+            for generated in (answer, f" {answer}", f"{answer}\n", f"\n {answer} \n",
+                              f" Answer: {answer}\n", f"  ({answer})"):
+                verdict = official.score(it, generated)
+                assert verdict.correct == rel_verdict(it, generated), (it.id, generated)
+                assert verdict == official.score(it, generated.strip()), (it.id, generated)
+                unstripped_differs += verdict.correct != rel_verdict(it, generated, False)
+                checked += 1
+    assert checked > 100
+    assert unstripped_differs > 10  # e.g. " a" and "a\n" are not "a" unstripped

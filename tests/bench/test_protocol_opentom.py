@@ -149,7 +149,8 @@ REL_TEMPLATE["fullness"] = REL_TEMPLATE["accessibility"] = REL_TEMPLATE["fg"]
 
 
 def rel_prompt(question: str, narrative: str) -> list[dict[str, str]]:
-    """``build_prompt`` without CoT, SimToM or self-ask, behind the baseline system message."""
+    """``build_prompt`` without CoT, SimToM or self-ask, behind the baseline system message;
+    ``build_prompt`` returns every prompt stripped, whichever builder made it."""
     def fill(name: str, q: str) -> str:
         return REL_TEMPLATE[name].replace("{narrative}", narrative).replace("{question}", q)
 
@@ -168,7 +169,7 @@ def rel_prompt(question: str, narrative: str) -> list[dict[str, str]]:
         q = q + ' Answer with "positive", "neutral", or "negative".'
         text = fill("attitude", q).strip() + " Answer without any explanation."
     return [{"role": "system", "content": "You are an expert in modeling other's mental state."},
-            {"role": "user", "content": text}]
+            {"role": "user", "content": text.strip()}]
 
 
 def test_official_prompt_is_the_release_vanilla_prompt_on_every_question():
@@ -177,6 +178,8 @@ def test_official_prompt_is_the_release_vanilla_prompt_on_every_question():
     for it in loaded:
         assert official.prompt(it) == rel_prompt(it.question, it.context), it.id
     assert len(loaded) == 13708
+    multihop = [it for it in loaded if it.question_type.startswith("multihop")]
+    assert multihop and all(not opentom.official_text(it).endswith("\n") for it in multihop)
 
 
 # ---------------------------------------------------------------------------- reply set
@@ -292,13 +295,19 @@ def test_the_release_prefix_bug_is_the_listed_deviation():
 
 def test_the_release_positional_plot_info_drops_gold_answers():
     """Unpacked by position, the released meta data give the wrong places: fed the gold
-    answers, many first-order fine-location questions lose their gold label."""
+    answers, many first- and second-order fine-location questions lose their gold label
+    (``evaluate.py`` then drops them); the listed deviation states both counts."""
     loaded = real("opentom")
-    fine = [it for it in loaded if it.question_type == "location-fine-fo"]
-    # positional unpacking: original_place <- move_to_place, move_to_place <- observer
-    dropped = sum(1 for it in fine if rel_fine(it.gold, it.gold, it.extra["move_to_place"],
-                                               it.extra["observer"])[0] is None)
-    by_key = sum(1 for it in fine if rel_fine(it.gold, it.gold, it.extra["original_place"],
-                                              it.extra["move_to_place"])[0] is None)
-    assert dropped > 0.3 * len(fine)
-    assert by_key < dropped
+    (row,) = [d for d in bench.get("opentom").protocol("official").deviations
+              if d.aspect == "data"]
+    for kind, order in (("location-fine-fo", "first-order"), ("location-fine-so",
+                                                              "second-order")):
+        fine = [it for it in loaded if it.question_type == kind]
+        # positional unpacking: original_place <- move_to_place, move_to_place <- observer
+        dropped = sum(1 for it in fine if rel_fine(it.gold, it.gold, it.extra["move_to_place"],
+                                                   it.extra["observer"])[0] is None)
+        by_key = sum(1 for it in fine if rel_fine(it.gold, it.gold, it.extra["original_place"],
+                                                  it.extra["move_to_place"])[0] is None)
+        assert dropped > 0.3 * len(fine)
+        assert by_key < dropped
+        assert f"{dropped:,} of {len(fine):,} {order}" in row.release, (kind, dropped)

@@ -9,13 +9,15 @@ shuffles from one global stream; here each try's order is given to both sides.
 
 from __future__ import annotations
 
+import json
 import random
+import re
 
 import pytest
 
 from cogrsi_lib import bench
 from cogrsi_lib.bench import tombench
-from cogrsi_lib.bench.report import evaluate
+from cogrsi_lib.bench.report import constant_reply, evaluate
 
 from .conftest import real
 
@@ -131,3 +133,70 @@ def test_official_headline_is_the_mean_of_task_accuracies():
     tasks = [ev.summary["task:False Belief Task"], ev.summary["task:Hidden Emotions"]]
     assert ev.summary["score"] == pytest.approx(sum(tasks) / 2)
     assert ev.summary["score"] == 1.0  # three of five tries right: the majority
+
+
+# ------------------------------------------------- option texts as run_api.py shows them
+
+
+def _raw_lines(task: str) -> list[dict]:
+    path = bench.get("tombench").root() / "data" / f"{task}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def _lineno(item) -> int:
+    return int(item.source.rsplit("line ", 1)[1])
+
+
+def test_official_views_show_option_texts_as_the_release_does():
+    """``format_prompt_4/2`` remove each option's own ``"X. "`` before lettering the
+    shuffled options; the release's user message is rebuilt here from the raw records."""
+    items = [it for it in real("tombench") if it.extra["task"] == "Strange Story Task"]
+    raw = _raw_lines("Strange Story Task")
+    official = bench.get("tombench").protocol("official")
+    prefixed = 0
+    for it in items:
+        rec = raw[_lineno(it) - 1]
+        stored = {lab: rec[f"OPTION-{lab}"] for lab in it.labels}
+        prefixed += any(text.startswith(f"{lab}. ") for lab, text in stored.items())
+        release_text = {lab: text.replace(f"{lab}. ", "") for lab, text in stored.items()}
+        for view in official.present(it):
+            shown = [release_text[view.extra["view_of"][lab]] for lab in view.labels]
+            template = REL_USER_4 if len(shown) == 4 else REL_USER_2
+            keys = ["choice_a", "choice_b", "choice_c", "choice_d"][:len(shown)]
+            user = template.format(story=rec["STORY"], question=rec["QUESTION"],
+                                   **dict(zip(keys, shown, strict=True)))
+            assert official.prompt(view)[1]["content"] == user, view.id
+            assert not re.search(r"^[A-D]\. [A-D]\. ", user, re.MULTILINE), view.id
+    assert prefixed == 40  # the Strange Story items whose options carry their letter
+
+
+def test_a_constant_yes_or_no_picks_the_option_of_that_text():
+    """The constant-reply baseline names the option whose text is the constant; with the
+    letter left in the stored text ("A. Yes") no option would be "Yes"."""
+    raw = _raw_lines("Strange Story Task")
+    items = [it for it in real("tombench") if it.extra["task"] == "Strange Story Task"
+             and raw[_lineno(it) - 1]["OPTION-A"].startswith("A. ")]
+    yes_no = [it for it in items if {t for _, t in it.options} == {"Yes", "No"}]
+    assert len(yes_no) > 20
+    for it in yes_no:
+        for view in bench.get("tombench").protocol("official").present(it):
+            for constant in ("Yes", "No"):
+                label = constant_reply(view, constant).removesuffix(")")
+                assert view.option_text(label) == constant, (view.id, constant)
+
+
+def test_the_release_bugs_and_differences_of_the_runner_are_listed():
+    rows = {d.aspect: d for d in bench.get("tombench").protocol("official").deviations}
+    twos = [it for it in real("tombench") if len(it.options) == 2]
+    assert str(len(twos)) in rows["two choices"].release and rows["two choices"].broken
+    for aspect in ("option mapping", "majority", "ability"):
+        assert not rows[aspect].broken
+    loaded = real("tombench")
+    repeated = [it for it in loaded if len({t for _, t in it.options}) < len(it.options)]
+    assert f"{len(repeated)} Unexpected Outcome Test items" in rows["option mapping"].release
+    raw_abilities = [rec["能力\nABILITY"] for t in tombench.TASKS for rec in _raw_lines(t)]
+    spaced = [a for a in raw_abilities if a != a.strip()]
+    assert len(spaced) == 1 and f"'{spaced[0]}'" in rows["ability"].release
+    others = sum(a == spaced[0].strip() for a in raw_abilities)
+    assert f"other {others} of its ability" in rows["ability"].here
