@@ -237,6 +237,26 @@ def test_co_presence_decides_the_chains_a_move_or_change_sets(world: World) -> N
                 assert post[q] == pre[q], (i, q)
 
 
+@fast(150)
+@given(st.one_of(sampled_worlds(), direct_worlds()))
+def test_the_object_in_view_is_common_ground_after_every_event(world: World) -> None:
+    """Whenever the object lies in an open container, every chain of the present awake agents
+    holds its true location and visible properties (what a move into view, or a visible change
+    there, sets the chains of who missed it to; SEMANTICS.md, "Seeing the object")."""
+    for i, _who, state in trace(world, max_depth=3):
+        s = ref.situation(world, i + 1)
+        if s.location not in world.open_containers:
+            continue
+        for chain in state.location_beliefs:
+            if not set(chain) <= s.awake:
+                continue
+            assert state.belief(chain, "location").value == s.location, (i, chain)
+            for prop, value in s.values.items():
+                if ref.visibility(world, prop):
+                    got = state.belief(chain, "property", prop).value
+                    assert ref.same_value(got, value), (i, chain, prop)  # type: ignore[arg-type]
+
+
 def _rank(times: dict[str, object]) -> dict[str, int | None]:
     """Each agent's rank among the distinct sighting times (None: never saw the object)."""
     order = sorted({t for t in times.values() if t is not None})  # type: ignore[type-var]

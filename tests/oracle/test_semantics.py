@@ -418,6 +418,60 @@ def test_a_missed_move_into_view_is_seen_anyway() -> None:
     assert ask(w, ["Anne", "Sally"]).via == "move"
 
 
+def _ring_world(events: list[dict]) -> World:
+    """A ring in the closed basket; the tray is open; colour visible, temperature hidden."""
+    return World.from_dict({
+        "agents": ["Anne", "Sally", "Bob"], "containers": ["basket", "tray"], "object": "ring",
+        "open_containers": ["tray"], "hidden_properties": ["temp"],
+        "initial": {"location": "basket", "properties": {"color": "red", "temp": "cold"}},
+        "events": events})
+
+
+def _held(a: Answer) -> tuple:
+    return a.value, a.source, a.via
+
+
+def test_a_missed_move_into_view_sets_the_location_and_visible_properties() -> None:
+    """Sally was out for the paint job (blue, e1) and the heating (hot, e2); back in, she
+    misses the move onto the open tray (e4).  Her chains, which co-presence did not set, are
+    set to what the ring shows: the tray and blue (via view, source e4); not its temperature."""
+    w = _ring_world([
+        {"type": "leave", "agent": "Sally"},
+        {"type": "change", "agent": "Anne", "property": "color", "value": "blue",
+         "visible": True},
+        {"type": "change", "agent": "Anne", "property": "temp", "value": "hot",
+         "visible": False},
+        {"type": "enter", "agent": "Sally"},
+        {"type": "move", "agent": "Anne", "to": "tray", "missed_by": ["Sally"]}])
+    for chain in (["Sally"], ["Sally", "Anne"], ["Sally", "Bob", "Anne"]):
+        assert _held(ask(w, chain)) == ("tray", 4, "view")
+        assert _held(ask(w, chain, "color")) == ("blue", 4, "view")
+    assert _held(ask(w, ["Sally"], "temp")) == ("cold", -1, "initial")
+    assert _held(ask(w, ["Sally", "Anne"], "temp")) == ("cold", -1, "initial")
+    assert _held(ask(w, ["Anne", "Sally"])) == ("tray", 4, "move")  # co-presence
+    assert _held(ask(w, ["Bob", "Sally"], "color")) == ("blue", 4, "move")
+    assert _held(ask(w, ["Anne"], "temp")) == ("hot", 2, "change")
+
+
+def test_a_visible_change_in_view_sets_only_the_changed_property() -> None:
+    """Both watch the ring go onto the open tray (e0); Sally looks away while Anne paints it
+    blue (e1) and heats it (e2).  Her chains get the new colour by view (source e1); their
+    location keeps its source, the move e0; the hidden heating sets nothing by view."""
+    w = _ring_world([
+        {"type": "move", "agent": "Anne", "to": "tray"},
+        {"type": "change", "agent": "Anne", "property": "color", "value": "blue",
+         "visible": True, "missed_by": ["Sally"]},
+        {"type": "change", "agent": "Anne", "property": "temp", "value": "hot",
+         "visible": False, "missed_by": ["Sally"]}])
+    for chain in (["Sally"], ["Sally", "Anne"], ["Sally", "Bob"]):
+        assert _held(ask(w, chain, "color")) == ("blue", 1, "view")
+        assert _held(ask(w, chain)) == ("tray", 0, "move")
+        assert _held(ask(w, chain, "temp")) == ("cold", -1, "initial")
+    assert _held(ask(w, ["Anne", "Sally"], "color")) == ("blue", 1, "change")
+    assert _held(ask(w, ["Anne", "Sally"], "temp")) == ("hot", 2, "change")
+    assert _held(ask(w, ["Bob", "Sally"])) == ("tray", 0, "move")
+
+
 def test_late_view_on_wake() -> None:
     """Waking while the object is in view shows its visible properties."""
     w = make_world(["Bob sleep", "Anne change color blue visible", "Bob wake"],
