@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cogrsi_lib.oracle.lies import lie_condition
+from cogrsi_lib.oracle.lies import lie_condition, lies
 from cogrsi_lib.oracle.state import OracleState
 from cogrsi_lib.oracle.world import World
 
@@ -32,7 +32,8 @@ def phenomena(world: World, facts: ChainFacts) -> dict[str, Any]:
     lie_condition: no_lie, unlabelled, known_liar or revealed (plan §5.4, ``oracle.lies``);
     has_hidden_observer / has_missed: an event was secretly watched / missed unnoticed;
     source_whisper_false / _lie: the whisper that fixed it named a location other than the
-    true one / other than the speaker's own belief (None unless via is whisper);
+    true one / is a lie (``oracle.lies``: other than the speaker's own belief, or than the
+    true one when the speaker has none) (None unless via is whisper);
     stale: the gold was fixed before the last move; missed_last_move: some agent of the
     chain did not perceive the last move; divergent: the chain's agents perceived
     different sets of events; repeated_agent: an agent occurs twice (e.g. A, B, A).
@@ -44,7 +45,7 @@ def phenomena(world: World, facts: ChainFacts) -> dict[str, Any]:
     for i, event in enumerate(world.events):
         if i == facts.source and event.type == "whisper":
             whisper_false = event.location != state.location
-            whisper_lie = event.location != state.belief((event.actor,), "location").value
+            whisper_lie = i in lies(world)
         state.apply(event, i)
     moves = [i for i, e in enumerate(world.events) if e.type == "move"]
     whispers = [e for e in world.events if e.type == "whisper"]

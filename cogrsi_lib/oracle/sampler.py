@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from cogrsi_lib.oracle.answer import answer
-from cogrsi_lib.oracle.lies import KNOWN_LIAR, REVEALED, UNLABELLED, lie_condition, lies
+from cogrsi_lib.oracle.lies import KNOWN_LIAR, REVEALED, UNLABELLED, liars, lie_condition
 from cogrsi_lib.oracle.render import CHAT, render, render_question
 from cogrsi_lib.oracle.state import OracleState, chains
 from cogrsi_lib.oracle.world import Event, Question, Value, World
@@ -152,15 +152,34 @@ def sample_world(rng: random.Random, cfg: SamplerConfig = SamplerConfig()) -> Wo
         state.apply(event, i)
         events.append(event)
     world = replace(base, events=tuple(events))
-    told = lies(world) if cfg.lie_conditions else []
+    told = liars(world) if cfg.lie_conditions else frozenset()
     if told:
         names, weights_ = zip(*cfg.lie_conditions, strict=True)
         condition = rng.choices(names, weights_)[0]
         if condition == KNOWN_LIAR:
-            world = replace(world, known_liars=frozenset(world.events[i].actor for i in told))
+            world = known_liar_world(world)
         elif condition == REVEALED:
             world = replace(world, reveal_lies=True)
     return world
+
+
+def known_liar_world(world: World) -> World:
+    """``world`` told under the known-liar condition: every agent who lies is a known liar.
+
+    Nobody takes a known liar's word, so a whisper that passed on their claim can become a
+    lie (Sally repeats Anne's ignored claim, which she no longer believes); its speaker is
+    made a known liar too, until every lie is told by a known liar.  If no lie is left, the
+    world is returned as given (its lies unlabelled), so the sampler draws no mixed world
+    and no known liar in a world without lies (SEMANTICS.md, "Lie conditions")."""
+    known = liars(world)
+    while True:
+        told = replace(world, known_liars=known)
+        more = liars(told)
+        if not more:
+            return world
+        if more <= known:
+            return told
+        known |= more
 
 
 def _watched(state: OracleState, event: Event, rng: random.Random, cfg: SamplerConfig) -> Event:

@@ -23,6 +23,15 @@ INITIAL = -1  # source index of a belief that comes from the opening state
 #: The value of a belief its chain has no access to (``opening: unknown``): no belief at all.
 UNKNOWN = None
 
+#: A sighting of the object: ``(event index, moment)``, ordered as tuples are.  The moments of
+#: one event, in time order (SEMANTICS.md, "Testimony"): the object in view as the event
+#: begins, the event itself (a witnessed move, a peek, entering or waking into view), the
+#: object in view as the event ends.
+Sighting = tuple[int, int]
+AS_IT_BEGINS, BY_THE_EVENT, AS_IT_ENDS = 0, 1, 2
+#: the sighting of those who know the opening state: before every event
+OPENING_SIGHTING: Sighting = (INITIAL, AS_IT_ENDS)
+
 #: The deepest chain the oracle answers (SEMANTICS.md, "Input errors").
 MAX_DEPTH = 16
 #: The most belief chains one replay tracks when asked for every chain up to a depth.
@@ -89,7 +98,8 @@ class OracleState:
     properties: dict[str, Value]
     max_depth: int = 0
     observation_log: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
-    last_seen: dict[str, int | None] = field(default_factory=dict)
+    #: each agent's latest sighting of the object (None: never seen)
+    last_seen: dict[str, Sighting | None] = field(default_factory=dict)
     location_beliefs: dict[Chain, Belief] = field(default_factory=dict)
     property_beliefs: dict[Chain, dict[str, Belief]] = field(default_factory=dict)
     #: indices of the whispers their listener took (SEMANTICS.md, "Testimony")
@@ -127,7 +137,8 @@ class OracleState:
             properties=dict(props),
             max_depth=max((len(c) for c in tracked), default=0),
             observation_log={a: [] for a in world.agents},
-            last_seen={a: (INITIAL if a in seen_opening else None) for a in world.agents},
+            last_seen={a: (OPENING_SIGHTING if a in seen_opening else None)
+                       for a in world.agents},
         )
         for c in tracked:
             state._track(c, frozenset(c) <= seen_opening)
@@ -235,7 +246,7 @@ class OracleState:
         who = self.perceivers(event)
         for agent in who:
             self.observation_log[agent].append((index, event.type))
-        self._refresh_sight(index)  # the object in view is seen up to this moment
+        self._refresh_sight((index, AS_IT_BEGINS))  # the object in view is seen up to now
         t = event.type
         if t == "leave":
             self.present.discard(event.actor)
@@ -251,11 +262,11 @@ class OracleState:
             self.location = event.to  # type: ignore[assignment]
             rule = _co_present(who, public)
             self._write(rule, self._sight(), index, "move")
-            self._saw(who, index)
+            self._saw(who, (index, BY_THE_EVENT))
             self._view_for_the_rest(rule, self._sight(), index)
         elif t == "peek":
             self._write(lambda tr: tr.chain == (event.actor,), self._sight(), index, "peek")
-            self._saw({event.actor}, index)
+            self._saw({event.actor}, (index, BY_THE_EVENT))
         elif t == "whisper":
             if self._believed(event):
                 self.taken_whispers.append(index)
@@ -270,7 +281,7 @@ class OracleState:
             self._write(rule, {prop: event.value}, index, "change")  # type: ignore[dict-item]
             if event.visible:
                 self._view_for_the_rest(rule, {prop: event.value}, index)  # type: ignore[dict-item]
-        self._refresh_sight(index)
+        self._refresh_sight((index, AS_IT_ENDS))
         self.applied += 1
         return who
 
@@ -291,13 +302,14 @@ class OracleState:
                     else:
                         self.property_beliefs[tr.chain][key] = belief
 
-    def _saw(self, agents: Iterable[str], index: int) -> None:
+    def _saw(self, agents: Iterable[str], when: Sighting) -> None:
         for a in agents:
-            self.last_seen[a] = index
+            self.last_seen[a] = when
 
-    def _refresh_sight(self, index: int) -> None:
+    def _refresh_sight(self, when: Sighting) -> None:
+        """The object in view is seen by every present, awake agent."""
         if self.object_in_view():
-            self._saw(self.awake_present(), index)
+            self._saw(self.awake_present(), when)
 
     def _view_for_the_rest(self, done: Rule, values: dict[str, Value], index: int) -> None:
         """The object lies in view: what it shows is common ground among the agents present
@@ -319,7 +331,7 @@ class OracleState:
         self.observation_log[agent].append((index, "view"))
         self._write(lambda tr: agent in tr.members and tr.members <= group,
                     self._sight(), index, "view")
-        self._saw({agent}, index)
+        self._saw({agent}, (index, BY_THE_EVENT))
 
     def _believed(self, event: Event) -> bool:
         """Does the listener take the whisper (SEMANTICS.md, "Testimony")?"""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -38,6 +39,17 @@ def test_strata_of_a_private_lie_and_a_stale_belief() -> None:
     assert deep["repeated_agent"] and deep["n_distinct_agents"] == 2
     truthful = item(world("Anne whisper Sally basket", "Bob leave"), "Anne", "Sally").strata
     assert truthful["source_whisper_lie"] is False and truthful["source_whisper_false"] is False
+
+
+def test_a_true_whisper_by_a_speaker_with_no_belief_is_not_tagged_a_lie() -> None:
+    """``opening: unknown``: Carla, out at the start, enters with no belief and tells Sally
+    "basket", which is true: no lie (SEMANTICS.md, "Lie conditions"); "box" would be one."""
+    for said, lie in (("basket", False), ("box", True)):
+        w = replace(world("Carla enter", f"Carla whisper Sally {said}",
+                          present=["Anne", "Sally", "Bob"]), opening="unknown")
+        tags = item(w, "Sally").strata
+        assert tags["via"] == "whisper"
+        assert tags["source_whisper_lie"] is lie and tags["source_whisper_false"] is lie
 
 
 def test_jsonl_round_trip_and_item_json(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ Style: no state object is carried forward.  Every question is answered by the
 * a peek by X writes only ``(X,)``: the location and visible properties at that moment;
 * a believed whisper S -> L of v writes every chain over {S, L} except ``(S,)``; a
   whisper is not believed while the object is in view, from a known liar, or, under
-  ``fresher_access``, unless S's last sighting is later than L's;
+  ``fresher_access``, unless S's last sighting is later than L's (on a clock with three
+  moments per event: as it begins, the event itself, as it ends);
 * an agent who enters or wakes while the object is in view: every chain of present awake
   agents that contains them gets the location and visible properties ("view").
 
@@ -121,22 +122,29 @@ def knows_opening(world: World, chain: tuple[str, ...]) -> bool:
 
 
 def last_sighting(world: World, agent: str, index: int) -> int | None:
-    """The latest event index < ``index`` (or at it, for the object in view just before it)
-    at which ``agent`` saw the object; -1 for the opening; None if never."""
-    seen: int | None = INITIAL if knows_opening(world, (agent,)) else None
-    for j in range(index + 1):
-        before = situation(world, j)
-        if in_view(world, before.location) and agent in before.awake:
-            seen = j
-        if j == index:
-            break
+    """When ``agent`` last saw the object in events ``0 .. index - 1`` (before event ``index``
+    begins), as a position on one clock that counts every moment of the story in time order;
+    None if never.
+
+    The clock: 0 is the opening (for those who know it); event ``j`` has three moments, in
+    order: ``3j + 1`` as it begins (the object in view before it), ``3j + 2`` the event itself
+    (a move its actual perceivers witness, a peek, entering or waking with the object in
+    view), ``3j + 3`` as it ends (the object in view after it).  So an onlooker who missed a
+    move off an open tray last saw the object before the mover did.  (A whisper is never
+    believed with the object in view, so the moment a whisper begins never decides.)"""
+    seen: int | None = 0 if knows_opening(world, (agent,)) else None
+    for j in range(index):
         e = world.events[j]
+        before, after = situation(world, j), situation(world, j + 1)
+        if in_view(world, before.location) and agent in before.awake:
+            seen = 3 * j + 1
         if (e.type == "move" and agent in perceivers(world, j)) or (
-                e.type == "peek" and e.actor == agent):
-            seen = j
-        after = situation(world, j + 1)
+                e.type == "peek" and e.actor == agent) or (
+                e.type in ("enter", "wake") and e.actor == agent
+                and in_view(world, before.location) and agent in after.awake):
+            seen = 3 * j + 2
         if in_view(world, after.location) and agent in after.awake:
-            seen = j
+            seen = 3 * j + 3
     return seen
 
 

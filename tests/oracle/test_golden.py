@@ -1,5 +1,6 @@
 """The hand-audited golden set (plan §5.8, Gate A): the oracle must reproduce every item:
-the plan's 100 (20 per group R0-R3 and mixed) and 20 more for the rules of semantics v2.
+the plan's 100 (20 per group R0-R3 and mixed), 20 more for the rules of semantics v2 and 10
+for the order of sightings within one event (``testimony: fresher_access``).
 
 Each item of ``golden/golden.jsonl`` holds a world, one question, the expected answer
 and a one-line justification, all derived by hand (see ``golden/build_golden.py``).
@@ -19,7 +20,8 @@ from cogrsi_lib.oracle.world import Question, World
 from . import reference as ref
 
 GOLDEN = Path(__file__).with_name("golden") / "golden.jsonl"
-GROUPS = ("R0", "R1", "R2", "R3", "mixed", "v2")
+GROUPS = ("R0", "R1", "R2", "R3", "mixed", "v2", "sightings")
+SIZES = dict.fromkeys(GROUPS[:-1], 20) | {"sightings": 10}
 
 
 def load() -> list[dict]:
@@ -29,17 +31,18 @@ def load() -> list[dict]:
 ITEMS = load()
 
 
-def test_golden_has_exactly_20_per_group() -> None:
-    assert len(ITEMS) == 120
-    assert Counter(item["group"] for item in ITEMS) == dict.fromkeys(GROUPS, 20)
-    assert len({item["id"] for item in ITEMS}) == 120
+def test_golden_group_sizes() -> None:
+    """20 per group of the plan and of v2; 10 sightings items."""
+    assert len(ITEMS) == 130
+    assert Counter(item["group"] for item in ITEMS) == SIZES
+    assert len({item["id"] for item in ITEMS}) == 130
 
 
 def test_golden_depths_match_groups() -> None:
     """R0-R3 items ask at their depth; the mixed group includes R4 chains."""
     for item in ITEMS:
         depth = len(item["question"]["chain"])
-        if item["group"] not in ("mixed", "v2"):
+        if item["group"] not in ("mixed", "v2", "sightings"):
             assert depth == int(item["group"][1]), item["id"]
     assert any(len(i["question"]["chain"]) == 4 for i in ITEMS if i["group"] == "mixed")
 

@@ -237,6 +237,80 @@ def test_co_presence_decides_the_chains_a_move_or_change_sets(world: World) -> N
                 assert post[q] == pre[q], (i, q)
 
 
+@fast(150)
+@given(st.one_of(sampled_worlds(), direct_worlds()))
+def test_the_object_in_view_is_common_ground_after_every_event(world: World) -> None:
+    """Whenever the object lies in an open container, every chain of the present awake agents
+    holds its true location and visible properties (what a move into view, or a visible change
+    there, sets the chains of who missed it to; SEMANTICS.md, "Seeing the object")."""
+    for i, _who, state in trace(world, max_depth=3):
+        s = ref.situation(world, i + 1)
+        if s.location not in world.open_containers:
+            continue
+        for chain in state.location_beliefs:
+            if not set(chain) <= s.awake:
+                continue
+            assert state.belief(chain, "location").value == s.location, (i, chain)
+            for prop, value in s.values.items():
+                if ref.visibility(world, prop):
+                    got = state.belief(chain, "property", prop).value
+                    assert ref.same_value(got, value), (i, chain, prop)  # type: ignore[arg-type]
+
+
+def _rank(times: dict[str, object]) -> dict[str, int | None]:
+    """Each agent's rank among the distinct sighting times (None: never saw the object)."""
+    order = sorted({t for t in times.values() if t is not None})  # type: ignore[type-var]
+    return {a: None if t is None else order.index(t) for a, t in times.items()}
+
+
+@fast(150)
+@given(st.one_of(sampled_worlds(), direct_worlds()))
+def test_sighting_order_agrees_with_the_reference_before_every_event(world: World) -> None:
+    """Who saw the object later than whom, before each event and at the end, is the same in
+    the oracle's state and in the reference's clock of moments (three per event)."""
+    states = [replay(prefix(world, 0), max_depth=1)]
+    states += [replay(prefix(world, i + 1), max_depth=1) for i in range(len(world.events))]
+    for i, state in enumerate(states):
+        ours = _rank(dict(state.last_seen))
+        theirs = _rank({a: ref.last_sighting(world, a, i) for a in world.agents})
+        assert ours == theirs, (i, state.last_seen)
+
+
+@fast(120)
+@given(direct_worlds(max_agents=4, max_events=8), st.data())
+def test_a_witness_is_believed_by_who_missed_the_move_off_view(
+    world: World, data: st.DataObject
+) -> None:
+    """``fresher_access``: append a move into a closed container that a present onlooker misses
+    unnoticed, then a whisper to that onlooker from someone who saw the move (the mover or a
+    secret observer): the onlooker takes it, and so does every chain over the two but the
+    speaker's own, at every depth up to 3."""
+    world = replace(world, testimony="fresher_access", known_liars=frozenset())
+    s = ref.situation(world, len(world.events))
+    awake = sorted(s.awake)
+    closed = [c for c in world.containers if c != s.location and c not in world.open_containers]
+    if len(awake) < 2 or not closed:
+        return
+    mover, onlooker = data.draw(st.permutations(awake))[:2]
+    absent = sorted(set(world.agents) - s.present)
+    hidden = tuple(data.draw(st.lists(st.sampled_from(absent), max_size=1))) if absent else ()
+    speaker = data.draw(st.sampled_from([mover, *hidden]))
+    move = Event("move", mover, to=data.draw(st.sampled_from(closed)),
+                 hidden_observers=hidden, missed_by=(onlooker,))
+    events = (move,) + ((Event("enter", speaker),) if speaker in hidden else ())
+    said = data.draw(st.sampled_from(world.containers))
+    w = replace(world, events=world.events + events
+                + (Event("whisper", speaker, listener=onlooker, location=said),))
+    told = len(w.events) - 1
+    assert ref.believed(w, told)
+    assert told in replay(w, max_depth=1).taken_whispers
+    pair = (speaker, onlooker)
+    qs = [Question("location", c) for c in ((onlooker,), pair, pair[::-1], (onlooker, *pair),
+                                            (*pair, speaker))]
+    for q, a in answers(w, qs).items():
+        assert (a.value, a.source, a.via) == (said, told, "whisper"), q
+
+
 @fast(120)
 @given(direct_worlds(max_agents=4, max_events=10))
 def test_a_hidden_observation_does_not_update_others_model_of_the_observer(world: World) -> None:

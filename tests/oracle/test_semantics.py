@@ -418,6 +418,60 @@ def test_a_missed_move_into_view_is_seen_anyway() -> None:
     assert ask(w, ["Anne", "Sally"]).via == "move"
 
 
+def _ring_world(events: list[dict]) -> World:
+    """A ring in the closed basket; the tray is open; colour visible, temperature hidden."""
+    return World.from_dict({
+        "agents": ["Anne", "Sally", "Bob"], "containers": ["basket", "tray"], "object": "ring",
+        "open_containers": ["tray"], "hidden_properties": ["temp"],
+        "initial": {"location": "basket", "properties": {"color": "red", "temp": "cold"}},
+        "events": events})
+
+
+def _held(a: Answer) -> tuple:
+    return a.value, a.source, a.via
+
+
+def test_a_missed_move_into_view_sets_the_location_and_visible_properties() -> None:
+    """Sally was out for the paint job (blue, e1) and the heating (hot, e2); back in, she
+    misses the move onto the open tray (e4).  Her chains, which co-presence did not set, are
+    set to what the ring shows: the tray and blue (via view, source e4); not its temperature."""
+    w = _ring_world([
+        {"type": "leave", "agent": "Sally"},
+        {"type": "change", "agent": "Anne", "property": "color", "value": "blue",
+         "visible": True},
+        {"type": "change", "agent": "Anne", "property": "temp", "value": "hot",
+         "visible": False},
+        {"type": "enter", "agent": "Sally"},
+        {"type": "move", "agent": "Anne", "to": "tray", "missed_by": ["Sally"]}])
+    for chain in (["Sally"], ["Sally", "Anne"], ["Sally", "Bob", "Anne"]):
+        assert _held(ask(w, chain)) == ("tray", 4, "view")
+        assert _held(ask(w, chain, "color")) == ("blue", 4, "view")
+    assert _held(ask(w, ["Sally"], "temp")) == ("cold", -1, "initial")
+    assert _held(ask(w, ["Sally", "Anne"], "temp")) == ("cold", -1, "initial")
+    assert _held(ask(w, ["Anne", "Sally"])) == ("tray", 4, "move")  # co-presence
+    assert _held(ask(w, ["Bob", "Sally"], "color")) == ("blue", 4, "move")
+    assert _held(ask(w, ["Anne"], "temp")) == ("hot", 2, "change")
+
+
+def test_a_visible_change_in_view_sets_only_the_changed_property() -> None:
+    """Both watch the ring go onto the open tray (e0); Sally looks away while Anne paints it
+    blue (e1) and heats it (e2).  Her chains get the new colour by view (source e1); their
+    location keeps its source, the move e0; the hidden heating sets nothing by view."""
+    w = _ring_world([
+        {"type": "move", "agent": "Anne", "to": "tray"},
+        {"type": "change", "agent": "Anne", "property": "color", "value": "blue",
+         "visible": True, "missed_by": ["Sally"]},
+        {"type": "change", "agent": "Anne", "property": "temp", "value": "hot",
+         "visible": False, "missed_by": ["Sally"]}])
+    for chain in (["Sally"], ["Sally", "Anne"], ["Sally", "Bob"]):
+        assert _held(ask(w, chain, "color")) == ("blue", 1, "view")
+        assert _held(ask(w, chain)) == ("tray", 0, "move")
+        assert _held(ask(w, chain, "temp")) == ("cold", -1, "initial")
+    assert _held(ask(w, ["Anne", "Sally"], "color")) == ("blue", 1, "change")
+    assert _held(ask(w, ["Anne", "Sally"], "temp")) == ("hot", 2, "change")
+    assert _held(ask(w, ["Bob", "Sally"])) == ("tray", 0, "move")
+
+
 def test_late_view_on_wake() -> None:
     """Waking while the object is in view shows its visible properties."""
     w = make_world(["Bob sleep", "Anne change color blue visible", "Bob wake"],
@@ -580,6 +634,92 @@ def test_testimony_fresher_access_needs_a_later_sighting() -> None:
                testimony="fresher_access")
     assert ask(w, ["Bob"]).value == "drawer"
     assert ask(w, ["Bob", "Anne", "Bob"]).value == "drawer"
+
+
+def _tray_world(events: list[dict], agents: tuple[str, ...] = ANNE_SALLY,
+                present: tuple[str, ...] | None = None) -> World:
+    """The marble starts on the open tray, in view; the box, basket and drawer are closed."""
+    return World.from_dict({"agents": list(agents),
+                            "containers": ["basket", "box", "drawer", "tray"],
+                            "open_containers": ["tray"], "object": "marble",
+                            "initial": {"location": "tray",
+                                        "present": list(agents if present is None else present)},
+                            "events": events, "testimony": "fresher_access"})
+
+
+MOVE_OFF_TRAY_MISSED = {"type": "move", "agent": "Anne", "to": "box", "missed_by": ["Sally"]}
+
+
+def test_sightings_within_one_event_put_the_mover_after_who_missed_the_move() -> None:
+    """The marble lies on the open tray; Anne moves it into the closed box while Sally looks
+    away.  Sally last saw it as the move began (e0, first moment), Anne by the move itself (e0,
+    second moment): Anne's whisper is fresher, so Sally takes it, and every chain over the
+    two but [Anne] follows."""
+    w = _tray_world([MOVE_OFF_TRAY_MISSED, {"type": "whisper", "speaker": "Anne",
+                                            "listener": "Sally", "location": "basket"}])
+    state = replay(w, max_depth=1)
+    assert state.last_seen == {"Sally": (0, 0), "Anne": (0, 1)}
+    assert state.taken_whispers == [1]
+    a = ask(w, ["Sally"])
+    assert (a.value, a.source, a.via) == ("basket", 1, "whisper")
+    assert ask(w, ["Sally", "Anne"]).value == "basket"
+    assert ask(w, ["Anne", "Sally"]).value == "basket"
+    assert ask(w, ["Sally", "Anne", "Sally"]).value == "basket"
+    assert (ask(w, ["Anne"]).value, ask(w, ["Anne"]).via) == ("box", "move")
+
+
+def test_who_missed_the_move_is_not_believed_by_the_mover() -> None:
+    """The other way round: Sally's sighting (as the move began) is older than Anne's, so
+    Anne does not take Sally's "tray", and no chain changes."""
+    w = _tray_world([MOVE_OFF_TRAY_MISSED, {"type": "whisper", "speaker": "Sally",
+                                            "listener": "Anne", "location": "tray"}])
+    assert replay(w, max_depth=1).taken_whispers == []
+    assert ask(w, ["Anne"]).value == "box"
+    assert ask(w, ["Anne", "Sally"]).value == "box"  # the move, e0 (Anne took Sally to see it)
+    assert ask(w, ["Sally", "Anne"]).value == "tray"  # the opening: Sally saw nothing since
+
+
+def test_witnesses_of_one_move_off_the_tray_are_equally_fresh() -> None:
+    """Both watch the move off the tray: both last saw the marble by the move itself, a tie,
+    so Anne's claim is not taken."""
+    w = _tray_world([{"type": "move", "agent": "Anne", "to": "box"},
+                     {"type": "whisper", "speaker": "Anne", "listener": "Sally",
+                      "location": "basket"}])
+    assert replay(w, max_depth=1).last_seen == {"Anne": (0, 1), "Sally": (0, 1)}
+    assert ask(w, ["Sally"]).value == "box"
+    assert ask(w, ["Anne", "Sally"]).value == "box"
+
+
+def test_a_secret_observer_of_the_move_is_fresher_than_who_missed_it() -> None:
+    """Bob leaves (e0) and secretly watches Anne move the marble off the tray (e1), which Sally
+    misses; Bob returns (e2).  Bob saw it by the move itself, Sally only as it began: Sally
+    takes Bob's "basket" (e3), Bob does not take Sally's "tray" (e4)."""
+    w = _tray_world([{"type": "leave", "agent": "Bob"},
+                     {**MOVE_OFF_TRAY_MISSED, "hidden_observers": ["Bob"]},
+                     {"type": "enter", "agent": "Bob"},
+                     {"type": "whisper", "speaker": "Bob", "listener": "Sally",
+                      "location": "basket"},
+                     {"type": "whisper", "speaker": "Sally", "listener": "Bob",
+                      "location": "tray"}], agents=THREE)
+    state = replay(w, max_depth=1)
+    assert state.last_seen == {"Anne": (1, 1), "Bob": (1, 1), "Sally": (1, 0)}
+    assert state.taken_whispers == [3]
+    assert (ask(w, ["Sally"]).value, ask(w, ["Sally"]).source) == ("basket", 3)
+    assert (ask(w, ["Bob"]).value, ask(w, ["Bob"]).source) == ("box", 1)
+    assert ask(w, ["Bob", "Sally"]).value == "basket"
+    assert ask(w, ["Sally", "Bob"]).value == "basket"
+    assert ask(w, ["Anne", "Sally"]).value == "box"
+    assert ask(w, ["Anne", "Bob"]).value == "tray"  # nobody knows Bob watched
+
+
+def test_who_leaves_the_marble_in_view_saw_it_before_who_stays() -> None:
+    """Sally leaves while the marble lies on the open tray: she last saw it as her leaving
+    began, Anne as it ended; the opening comes before both."""
+    w = _tray_world([{"type": "leave", "agent": "Sally"}], agents=THREE,
+                    present=("Anne", "Sally"))
+    assert replay(w, max_depth=1).last_seen == {"Anne": (0, 2), "Sally": (0, 0), "Bob": (-1, 2)}
+    assert ref.last_sighting(w, "Bob", 1) < ref.last_sighting(w, "Sally", 1) < \
+        ref.last_sighting(w, "Anne", 1)
 
 
 def test_a_claim_never_beats_plain_sight() -> None:

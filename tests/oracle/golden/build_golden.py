@@ -3,8 +3,9 @@
 Every expected answer and justification here was derived by hand from the events,
 following ``cogrsi_lib/oracle/SEMANTICS.md`` v2 (latest event that writes the chain, else
 the opening value); the items whose answer changed from v1 were re-derived by hand under v2,
-with their justifications rewritten.  This script only formats JSON: it does not import the oracle and
-computes no answer.  Run: ``python tests/oracle/golden/build_golden.py``.
+with their justifications rewritten.  The ``sightings`` group covers the order of sightings
+within one event under ``testimony: fresher_access``.  This script only formats JSON: it does
+not import the oracle and computes no answer.  Run: ``python tests/oracle/golden/build_golden.py``.
 
 Event notation: "Sally leave", "Anne move box", "Anne whisper Sally basket" (speaker,
 listener, said location), "Sally peek", "Anne change color blue visible|hidden"
@@ -396,6 +397,43 @@ item("v2", W(["Sally enter"], present=("Anne",), opening="unknown"), ("Anne",), 
      "opening unknown: Anne was present and awake at the start: basket.")
 item("v2", W(["Sally enter"], present=("Anne",)), ("Sally",), None, "basket",
      "opening common_ground (the default): even the absent Sally starts at basket.")
+
+
+# ------------------------------------------------------------------------ sightings ---
+# fresher_access: sightings within one event are ordered (SEMANTICS.md, "Testimony"): the
+# object in view as the event begins, then the event itself, then the object in view as it
+# ends.  The marble starts on the open tray; the basket, box and drawer are closed.
+OFF_TRAY = watched(W(["Anne move box", "Anne whisper Sally basket"], containers=C4,
+                     location="tray", open_=("tray",), testimony="fresher_access"),
+                   0, missed=("Sally",))
+item("sightings", OFF_TRAY, ("Sally",), None, "basket",
+     "Sally looked away as Anne moved the marble off the open tray (e0): she last saw it as e0 began, Anne by the move itself, later; so Sally takes Anne's 'basket' (e1).")
+item("sightings", OFF_TRAY, ("Anne", "Sally"), None, "basket",
+     "The believed whisper e1 writes every chain over {Anne, Sally} but [Anne]: basket (the move e0 had written box).")
+item("sightings", OFF_TRAY, ("Sally", "Anne", "Sally"), None, "basket",
+     "Depth 3 over {Anne, Sally}: written by the believed whisper e1: basket.")
+item("sightings", OFF_TRAY, ("Anne",), None, "box",
+     "A whisper never changes the speaker's own belief; Anne made the move e0: box.")
+BACK = watched(W(["Anne move box", "Sally whisper Anne tray"], containers=C4, location="tray",
+                 open_=("tray",), testimony="fresher_access"), 0, missed=("Sally",))
+item("sightings", BACK, ("Anne",), None, "box",
+     "Sally's last sighting (as e0 began) is older than Anne's (the move e0), so Anne does not take 'tray' (e1): box.")
+item("sightings", BACK, ("Sally", "Anne"), None, "tray",
+     "The whisper e1 is not taken, so it writes nothing; Sally missed e0: the opening tray.")
+TIE = W(["Anne move box", "Anne whisper Sally basket"], containers=C4, location="tray",
+        open_=("tray",), testimony="fresher_access")
+item("sightings", TIE, ("Sally",), None, "box",
+     "Both watched the move off the tray (e0): their sightings are the same moment, not later, so Sally keeps box.")
+SECRET_OFF_TRAY = watched(W(["Bob leave", "Anne move box", "Bob enter",
+                             "Bob whisper Sally basket", "Sally whisper Bob tray"],
+                            agents=ASB, containers=C4, location="tray", open_=("tray",),
+                            testimony="fresher_access"), 1, hidden=("Bob",), missed=("Sally",))
+item("sightings", SECRET_OFF_TRAY, ("Sally",), None, "basket",
+     "Bob secretly watched the move e1, Sally missed it (her last sighting: as e1 began): Bob is fresher, so Sally takes 'basket' (e3).")
+item("sightings", SECRET_OFF_TRAY, ("Bob",), None, "box",
+     "Sally's 'tray' (e4) is older news than Bob's sighting of the move e1: not taken; Bob keeps box.")
+item("sightings", SECRET_OFF_TRAY, ("Anne", "Bob"), None, "tray",
+     "Nobody knows Bob watched e1, and Anne heard no whisper: her model of Bob keeps the opening tray.")
 
 
 def main() -> None:
