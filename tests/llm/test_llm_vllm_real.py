@@ -197,12 +197,13 @@ def test_requests_are_spread_over_the_endpoint_list(vllm_server) -> None:
 
 
 # -- every model stage through vLLM -----------------------------------------------------------
-MODEL_STAGES = ("reader_eval", "harness", "pddl_mind", "scorecard", "loops", "audit")
+#: reader_eval runs at its full CPU setting (test_reader_eval_at_its_cpu_setting_...)
+TINY_STAGES = ("harness", "pddl_mind", "scorecard", "loops", "audit")
 
-#: each stage's counts cut to a few items (record columns do not depend on counts); every
-#: other setting, its models and reply caps included, is the params.yaml CPU setting
+#: each stage's counts cut to a few items and its longest reply caps to a few dozen tokens
+#: (record columns depend on neither); every other setting, its models included, is the
+#: params.yaml CPU setting. reader_eval runs at its full CPU setting below.
 TINY = {
-    "reader_eval": {"n_pairs": 1, "n_per_benchmark": 1},
     "harness": {"ablations": ["base", "full"], "n_per_benchmark": 1, "n_oracle": 1,
                 "agreement": {"n_worlds": 20},
                 "dev": {"n_tombench": 1, "n_oracle": 1, "rounds": 1, "budget": 8,
@@ -211,17 +212,17 @@ TINY = {
                   "n_per_category": 1},
     "scorecard": {"interventions": ["perspective"], "n_per_cell": 1, "n_per_game": 1,
                   "selfpred_test": 1, "applied_depths": [1], "observation_counts": [0],
-                  "bootstrap_resamples": 50},
-    "loops": {"rounds": 2, "discovery_size": 4, "trial_size": 4, "final_size": 4,
-              "heldout_size": 2,
+                  "bootstrap_resamples": 50, "reply_caps": {"perspective": 64, "store": 64}},
+    "loops": {"rounds": 2, "discovery_size": 4, "trial_size": 4, "n_trials": 2,
+              "final_size": 4, "heldout_size": 2, "max_candidates": 2, "builder_max_tokens": 64,
               "shadow_study": {"arms": ["accuracy_library", "gated_library"], "seeds": [0],
                                "rounds": 2, "discovery_size": 8, "trial_size": 8,
                                "dev_stories": 60, "final_size": 20},
               "shadow_audit": {"n_worlds": 40, "seed": 7, "max_depth": 2},
               "noise_rounds": 1000},
-    "audit": {"n_worlds": 60, "registration": {"seeds": [0], "rounds": 2, "discovery_size": 8,
-                                               "trial_size": 8, "dev_stories": 60,
-                                               "final_size": 20},
+    "audit": {"n_worlds": 60, "max_tokens": 256,
+              "registration": {"seeds": [0], "rounds": 2, "discovery_size": 8, "trial_size": 8,
+                               "dev_stories": 60, "final_size": 20},
               "replay": {"max_per_rule": 1, "n_controls": 1}},
 }
 
@@ -235,7 +236,7 @@ def tiny(stage: str, section: dict) -> dict:
     return out
 
 
-@pytest.mark.parametrize("stage", MODEL_STAGES)
+@pytest.mark.parametrize("stage", TINY_STAGES)
 def test_model_stage_at_a_tiny_size_through_vllm_serve(vllm_server, tmp_path, stage):
     """The stage's notebook at its params.yaml CPU setting with its counts cut, every model
     served by ``vllm serve``: the committed run's record files and columns."""
