@@ -183,7 +183,7 @@ class LoopsParams(StageParams):
     eval_pairs: bool = True
     shadow: bool = True  # the counterfactual gate on every candidate of every arm, logged
     # the symbolic shadow-registration study (Figure 7): StudyConfig settings
-    # (cogrsi_lib/audit/registration_study.py) and its audit sample; {} skips it
+    # (cogrsi_lib/loops/registration_study.py) and its audit sample; {} skips it
     shadow_study: dict[str, Any] = {
         "arms": ["accuracy_library", "gated_library"], "seeds": [0, 1], "rounds": 3,
         "dev_stories": 120, "final_size": 40,

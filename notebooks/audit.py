@@ -205,7 +205,7 @@ replay_table
 # The closing remark of the paper proposes the audit as a registration check (§6). Here the margin-only arm (`accuracy_library`), the gated arm (`gated_library`) and the arm whose registration also requires the rule not to be invalid (`audit_library`) run the same loop engine on the same seeds and development data. *Symbolic: hand-written candidate rules executed as code; no language model.* The builder proposes rules of the scripted bank (`cogrsi_lib/loops/scripted.py`); the reader executes each library entry's hand-written translation against the oracle world (first applicable entry, else the true current value); the audit gate audits each rule on this stage's sample with two scripted translators serving the same translations. Every accuracy below is a property of the rules against the oracle. Dev accuracy: each seed's final cohort, unseen by registration; pairs: the evaluation split.
 
 # %%
-from cogrsi_lib.audit import registration_study as rs
+from cogrsi_lib.loops import registration_study as rs
 
 study_cfg = rs.StudyConfig.from_params(p.registration)
 study = rs.run_study(study_cfg, sample, config)

@@ -15,6 +15,9 @@ items under this principle" (:mod:`cogrsi_lib.loops.slot`). Modules:
 - ``noise``: registration-noise simulation; ``evaluate`` and ``selection``: held-out scoring
   and Table 5; ``gepa_arm``: GEPA on the same slot; ``report``: tables and Figure 4;
   ``scripted``: a model-free stand-in backend; ``stage``: the pipeline stage
+- ``symbolic``: the scripted bank's rules executed as code; ``registration_study``: the bank
+  looped under the margin, gated and audit arms, no model (CogRSI §5.4, §6, Figure 7; the
+  audit stage's comparison and the loops stage's shadow study)
 """
 
 from cogrsi_lib.loops.arms import ArmConfig, arm_from_spec, builtin_arms

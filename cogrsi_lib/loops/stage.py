@@ -49,7 +49,7 @@ from cogrsi_lib.reader.reader import GroundedReader, ReaderConfig
 from cogrsi_lib.stage_params import LoopsParams
 
 if TYPE_CHECKING:
-    from cogrsi_lib.audit.registration_study import StudyRun
+    from cogrsi_lib.loops.registration_study import StudyRun
 
 GEPA = "gepa"
 
@@ -149,8 +149,8 @@ def run_shadow_study(cfg: StageConfig) -> StudyRun | None:
     the bank's translations on a sample of ``shadow_audit`` worlds."""
     if not cfg.shadow_study:
         return None
-    from cogrsi_lib.audit.registration_study import StudyConfig, run_study
     from cogrsi_lib.audit.snapshot import sample_audit_worlds
+    from cogrsi_lib.loops.registration_study import StudyConfig, run_study
 
     study = StudyConfig.from_params({"dev_situations": cfg.dev_situations, "shadow": True,
                                      "delta": cfg.delta, "min_nonneg": cfg.min_nonneg,

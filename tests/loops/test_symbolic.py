@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from cogrsi_lib.audit import sample_audit_worlds
 from cogrsi_lib.audit.audit import AuditConfig
 from cogrsi_lib.audit.handwritten import IN_ROOM, MISSED_MOVE, NOTHING_REACHED
-from cogrsi_lib.audit.registration_study import (
+from cogrsi_lib.loops.devdata import oracle_dev_items
+from cogrsi_lib.loops.registration_study import (
     REASONS,
     StudyConfig,
     comparison_table,
     run_study,
 )
-from cogrsi_lib.loops.devdata import oracle_dev_items
 from cogrsi_lib.loops.slot import PrincipleSystem
 from cogrsi_lib.loops.symbolic import (
     BANK_BY_TEXT,

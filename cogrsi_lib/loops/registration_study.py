@@ -394,7 +394,7 @@ def run_from_params(params: Mapping[str, Any], out: str | Path) -> pl.DataFrame:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m cogrsi_lib.audit.registration_study [--params F] [--out D]``."""
+    """``python -m cogrsi_lib.loops.registration_study [--params F] [--out D]``."""
     import argparse
 
     import yaml
