@@ -48,11 +48,10 @@ from cogrsi_lib.llm.reply_format import (
     text_field,
 )
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
-from cogrsi_lib.loops.library import clean
-from cogrsi_lib.loops.naming import names_in, story_names
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.prompts import options_block
 from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.reader.text import clean, names_in, story_names
 
 Level = Literal["exact", "dimension", "scaffold", "store", "none"]
 Mode = Literal["cascade", "exact_only", "dimension_only", "store"]

@@ -8,7 +8,8 @@ trial cohorts and the arm's gates. The engine sees the reader only through "answ
 items under this principle" (:mod:`cogrsi_lib.loops.slot`). Modules:
 
 - ``library``: the rule library, the single principle, and edits (add, revise, retire)
-- ``builder``: builder prompts and strict parsing of its JSON replies; ``naming``: story names
+- ``builder``: builder prompts and strict parsing of its JSON replies (one-line fields that
+  name no one in the shown stories: :mod:`cogrsi_lib.reader.text`)
 - ``cohorts``: sampling by story; ``devdata``: development data and pair items
 - ``registration``: margin, cohort rule, selection; ``gates``: counterfactual and audit gates
 - ``arms``: the arms as configurations; ``engine``: rounds, logs, exact resume; ``logs``

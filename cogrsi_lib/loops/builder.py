@@ -35,12 +35,12 @@ from cogrsi_lib.llm.reply_format import (
     text_field,
 )
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
-from cogrsi_lib.loops.library import Artifact, Edit, EditError, RuleLibrary, clean
-from cogrsi_lib.loops.naming import names_in, story_names
+from cogrsi_lib.loops.library import Artifact, Edit, EditError, RuleLibrary
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.principles import MAX_RULE_WORDS, MAX_RULES, Rule
 from cogrsi_lib.reader.prompts import options_block
 from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.reader.text import clean, names_in, story_names
 
 #: rejection codes, in the order the checks run (``malformed_json``: the reply breaks the
 #: declared format: not one JSON object, a missing or extra field, a wrong type or value)

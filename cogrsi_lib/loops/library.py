@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from cogrsi_lib.reader.principles import MAX_RULES, Rule, format_rule_library
+from cogrsi_lib.reader.text import clean
 
 Operation = Literal["add", "revise", "retire", "rewrite"]
 OPERATIONS: tuple[str, ...] = ("add", "revise", "retire", "rewrite")
@@ -27,11 +28,6 @@ class EditError(ValueError):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
-
-
-def clean(text: str) -> str:
-    """One line of text: whitespace (newlines included) collapsed to single spaces."""
-    return " ".join(str(text).split())
 
 
 @dataclass(frozen=True)

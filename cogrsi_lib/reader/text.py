@@ -1,4 +1,8 @@
-"""The builder must not name the shown stories' characters or places (CogRSI App. C.2).
+"""What a builder writes: one line of text, naming no one in the shown stories.
+
+Shared by the loops' builder (CogRSI App. C.2) and the harness's SAGE Reflector
+(zing-social-mind-report §5.5.1): :func:`clean` makes a written field one line, and a rule
+or strategy must not name the shown stories' characters or places.
 
 Names come from what the builder was shown: the perception call's names (the witnesses in
 the reader's records), the questioned character, names and places a data source records in
@@ -30,6 +34,11 @@ OPENERS = frozenset({
     "us", "yes", "no", "not", "nobody", "someone", "everyone", "anyone", "one", "two", "three",
     "private", "privately", "answer", "question", "options", "story", "principle",
 })
+
+
+def clean(text: str) -> str:
+    """One line of text: whitespace (newlines included) collapsed to single spaces."""
+    return " ".join(str(text).split())
 
 
 def story_names(items: Sequence[ReaderItem], records: Sequence[ItemRecord] = ()) -> set[str]:
