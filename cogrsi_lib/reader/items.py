@@ -174,6 +174,21 @@ def from_bench_item(item: Any) -> ReaderItem:
     )
 
 
+def from_nested_item(item: Any) -> ReaderItem:
+    """A :class:`cogrsi_lib.nested.items.NestedItem` (Suite A) as a reader item: the story, the
+    question, the containers as options; ``meta["chain"]`` is the belief chain it asks about."""
+    return ReaderItem(
+        item_id=item.id,
+        context=item.story,
+        question=item.question,
+        options=item.options,
+        gold=item.gold,
+        story_id=f"world-{item.world_index}",
+        meta={"suite": "nested", "depth": item.depth, "partition": item.partition,
+              "chain": list(item.chain), "object": item.world.object},
+    )
+
+
 def question_characters(item: ReaderItem, known: Sequence[str] = ()) -> list[str]:
     """The characters a question is about, in the question's order (at most two).
 

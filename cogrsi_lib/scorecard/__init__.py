@@ -14,7 +14,7 @@
 Suite A is :mod:`cogrsi_lib.nested`, reused as is.
 """
 
-from cogrsi_lib.scorecard.answers import NestedRun, cost_per_100, nested_reader_item, run_nested
+from cogrsi_lib.scorecard.answers import NestedRun, cost_per_100, run_nested
 from cogrsi_lib.scorecard.applied import (
     AppliedItem,
     AppliedScore,
@@ -74,7 +74,7 @@ __all__ = [
     "StrategicItem", "Suites", "SystemRun", "Target", "applied_items", "build_profile",
     "cost_per_100", "decision_checks", "decision_table", "depth_curves", "depth_figure", "gate_a",
     "gate_b", "gate_c", "gate_d", "gate_e", "generate_strategic", "interval_table", "make_variant",
-    "needed_variants", "nested_reader_item", "rr_scalar", "run_applied", "run_nested",
+    "needed_variants", "rr_scalar", "run_applied", "run_nested",
     "run_selfpred", "run_strategic", "run_suites", "score_applied", "score_selfpred",
     "score_strategic", "scorecard_table",
 ]

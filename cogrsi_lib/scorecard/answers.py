@@ -1,7 +1,8 @@
 """Frozen items as reader items, strict JSON replies, and records as replies (plan §4, §8.6).
 
 Every suite hands its items to a :class:`cogrsi_lib.reader.System` as
-:class:`~cogrsi_lib.reader.ReaderItem` objects, so the bare model, the baselines and the
+:class:`~cogrsi_lib.reader.ReaderItem` objects (Suite A's by
+:func:`cogrsi_lib.reader.items.from_nested_item`), so the bare model, the baselines and the
 intervention variants (§10-11) answer the same frozen items.  ``meta["chain"]`` carries the
 belief chain a question asks about (the oracle's ``[X1, ..., Xk]``), which the perspective
 prompt and the epistemic store need; items without one are not belief questions.
@@ -34,7 +35,7 @@ from cogrsi_lib.nested.reply import (
     reply_format,
 )
 from cogrsi_lib.nested.score import NestedScore, score
-from cogrsi_lib.reader.items import ReaderItem, answer_key
+from cogrsi_lib.reader.items import ReaderItem, answer_key, from_nested_item
 from cogrsi_lib.reader.records import ItemRecord, PerceptionRecord, SampleRecord, new_record
 from cogrsi_lib.reader.system import System, run_system
 
@@ -43,20 +44,6 @@ NUMBER_FORMAT = (
     '"confidence": <probability from 0 to 1 that your answer is correct>}.'
 )
 ABSTAINED = "abstained"
-
-
-def nested_reader_item(item: NestedItem) -> ReaderItem:
-    """A Suite A item as a reader item: the story, the question, the containers as options."""
-    return ReaderItem(
-        item_id=item.id,
-        context=item.story,
-        question=item.question,
-        options=item.options,
-        gold=item.gold,
-        story_id=f"world-{item.world_index}",
-        meta={"suite": "nested", "depth": item.depth, "partition": item.partition,
-              "chain": list(item.chain), "object": item.world.object},
-    )
 
 
 def item_chain(item: ReaderItem) -> tuple[str, ...] | None:
@@ -172,7 +159,7 @@ def run_nested(
     batch_size: int = 64,
 ) -> NestedRun:
     """Answer Suite A items with ``system`` and score the replies strictly."""
-    records = run_system(system, [nested_reader_item(it) for it in items], batch_size)
+    records = run_system(system, [from_nested_item(it) for it in items], batch_size)
     replies = {r.item_id: as_reply(r) for r in records}
     return NestedRun(system.name, tuple(records), score(items, replies, baselines=baselines))
 

@@ -25,10 +25,9 @@ from cogrsi_lib.nested.heuristics import oracle_answer
 from cogrsi_lib.nested.items import NestedItem
 from cogrsi_lib.oracle.state import Chain
 from cogrsi_lib.oracle.world import World
-from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.items import ReaderItem, from_nested_item
 from cogrsi_lib.reader.records import ItemRecord
 from cogrsi_lib.reader.system import System, run_system
-from cogrsi_lib.scorecard.answers import nested_reader_item
 
 SEARCH_RULE = "an agent who wants the object searches first where they believe it is"
 SEEK = "seek"
@@ -191,7 +190,7 @@ def run_applied(
 ) -> AppliedRun:
     """Ask the behaviour questions (and the belief ones, unless Suite A's records are given)."""
     if belief_records is None:
-        belief_records = run_system(system, [nested_reader_item(it.belief) for it in items],
+        belief_records = run_system(system, [from_nested_item(it.belief) for it in items],
                                     batch_size)
     by_id = {r.item_id: r for r in belief_records}
     missing = [it.id for it in items if it.id not in by_id]

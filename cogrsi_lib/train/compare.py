@@ -25,7 +25,7 @@ from cogrsi_lib.bench.scoring import contains_phrase
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.reader import prompts
-from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.items import ReaderItem, from_nested_item
 from cogrsi_lib.reader.views import plain_view
 from cogrsi_lib.stats import paired_bootstrap
 from cogrsi_lib.train.examples import asked, open_item
@@ -45,7 +45,6 @@ def nested_items(n_per_cell: int | Sequence[int],
     generated once, at the largest count, and each cell keeps its first items (the
     generator's cells at a smaller count are not a prefix of those at a larger one)."""
     from cogrsi_lib.nested.items import NestedConfig, generate
-    from cogrsi_lib.scorecard.answers import nested_reader_item
 
     sizes = cell_sizes(n_per_cell, settings)
     gen = generate(NestedConfig(n_per_cell=max(sizes), **dict(settings)))
@@ -56,7 +55,7 @@ def nested_items(n_per_cell: int | Sequence[int],
         if kept[cell] >= sizes[it.depth]:
             continue
         kept[cell] += 1
-        r = nested_reader_item(it)
+        r = from_nested_item(it)
         stratum = f"R{it.depth}" if it.depth == 0 else f"R{it.depth}:{it.partition}"
         out.append(_tag(r, NESTED, stratum, partition=it.partition))
     return out

@@ -7,7 +7,7 @@ import pytest
 from cogrsi_lib.nested.facts import ADVERSARIAL, TRUE_BELIEF
 from cogrsi_lib.nested.heuristics import oracle_answer
 from cogrsi_lib.oracle.world import World
-from cogrsi_lib.scorecard.answers import nested_reader_item
+from cogrsi_lib.reader.items import from_nested_item
 from cogrsi_lib.scorecard.applied import (
     CELLS,
     applied_items,
@@ -119,7 +119,7 @@ def test_run_applied_reuses_suite_a_records_and_refuses_missing_ones() -> None:
     items = nested_items()
     ap = applied_items(items, depths=(1,))
     system = TableSystem(lambda it: it.options[0])
-    belief = system.answer_batch([nested_reader_item(a.belief) for a in ap])
+    belief = system.answer_batch([from_nested_item(a.belief) for a in ap])
     asked = len(system.seen)
     run = run_applied(system, ap, belief)
     assert len(system.seen) == asked + len(ap)  # only the behaviour questions were asked

@@ -10,12 +10,11 @@ import pytest
 from cogrsi_lib.llm import ScriptedBackend
 from cogrsi_lib.llm.fake import prompt_text
 from cogrsi_lib.nested import score
-from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.reader.items import ReaderItem, from_nested_item
 from cogrsi_lib.scorecard.answers import (
     ABSTAINED,
     as_reply,
     cost_per_100,
-    nested_reader_item,
     parse_number_reply,
     record_confidence,
     run_nested,
@@ -227,7 +226,7 @@ def test_the_scripted_model_gives_the_skills_it_was_given() -> None:
 def test_store_sources_cite_the_line_that_fixed_the_belief() -> None:
     it = next(i for i in nested_items() if i.depth == 1 and i.via == "move")
     model = ScriptedModel().add_nested([it])
-    rec, = StoreSystem(model.backend()).answer_batch([nested_reader_item(it)])
+    rec, = StoreSystem(model.backend()).answer_batch([from_nested_item(it)])
     (entry,) = rec.extra["store"]
     line = it.story.splitlines()[entry["source"] - 1]
     assert entry["source"] == source_line(it.world, it.source)
@@ -245,7 +244,7 @@ def test_variant_registry() -> None:
 
 def _mixed_depths() -> list[ReaderItem]:
     """Two Suite A items of each depth R0-R2."""
-    return [nested_reader_item(i) for d in range(3)
+    return [from_nested_item(i) for d in range(3)
             for i in [i for i in nested_items() if i.depth == d][:2]]
 
 
