@@ -17,9 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -30,7 +30,7 @@ from cogrsi_lib.loops.cohorts import CohortSampler, schedule
 from cogrsi_lib.loops.devdata import pair_items
 from cogrsi_lib.loops.gates import CandidateView, Gate, GateResult
 from cogrsi_lib.loops.library import Artifact, artifact_from_json, empty_artifact
-from cogrsi_lib.loops.registration import Scored, cohort_gain, select, verdict
+from cogrsi_lib.loops.registration import Scored, Verdict, cohort_gain, select, verdict
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem
@@ -209,38 +209,65 @@ class Loop:
 
     # ----------------------------------------------------------------- round
     def run_round(self, r: int, incumbent: Artifact, sampler: CohortSampler) -> Artifact:
-        s, arm = self.settings, self.arm
-        base = {"arm": arm.name, "seed": self.seed, "round": r}
-        P = incumbent.principle()
-        pid = principle_id(P)
+        """One round (see the module docstring): discovery, building, trials, gates,
+        registration; its tables and state are written to the run folder."""
+        s = self.settings
         discovery = sampler.draw(s.discovery_size)
         trials = [sampler.draw(s.trial_size) for _ in range(s.n_trials)]
-        item_frames: list[pl.DataFrame] = []
+        rnd = _Round(self.arm.name, self.seed, r, incumbent.principle(), discovery, trials,
+                     s.log_items)
+        disc = self._discover(rnd)
+        replies, candidates, reply_candidate = self._build(incumbent, disc.groups)
+        trial = self._trials(rnd, candidates)
+        gating = self._gate(rnd, trial.scored, candidates)
+        winner, verdicts = select(self.arm.rule, gating.scored)
+        # gates run on every accuracy-admissible candidate, so none is admitted without them
+        assert not self.gates or winner is None or winner in gating.gate_runs
 
-        def log_items(recs: Sequence[ItemRecord], cohort: str, role: str,
-                      cand: int | None) -> None:
-            if s.log_items and recs:
-                item_frames.append(records_to_frame(recs).with_columns(
-                    pl.lit(arm.name).alias("arm"), pl.lit(self.seed).alias("seed"),
-                    pl.lit(r).alias("round"), pl.lit(cohort).alias("cohort"),
-                    pl.lit(role).alias("role"), pl.lit(cand, dtype=pl.Int64).alias("candidate")))
+        new = candidates[winner][1] if winner is not None else incumbent
+        cand_rows = self._candidate_rows(rnd, gating, verdicts, candidates, winner)
+        reply_rows = _reply_rows(rnd, replies, reply_candidate, disc.groups)
+        round_row = _round_row(rnd, incumbent, new, disc, trial, replies, candidates,
+                               cand_rows, winner)
+        tables = {"rounds": logs.frame("rounds", [round_row]),
+                  "candidates": logs.frame("candidates", cand_rows),
+                  "cohorts": logs.frame("cohorts", [disc.row, *trial.rows]),
+                  "replies": logs.frame("replies", reply_rows)}
+        if rnd.item_frames:
+            tables["items"] = pl.concat(rnd.item_frames, how="diagonal_relaxed")
+        state = {"config": self.config(), "round": r, "artifact": new.to_json(),
+                 "sampler": sampler.state()}
+        logs.write_round(self.run_dir, r, tables, state)
+        return new
 
-        # discovery and failure groups
-        disc_recs = self.scorer.answer(P, discovery)
-        log_items(disc_recs, "discovery", "incumbent", None)
-        dev_groups = failure_groups(discovery, disc_recs, self.group_key, s.max_candidates,
+    def _discover(self, rnd: _Round) -> _Discovery:
+        """The incumbent on the discovery cohort (and, with pairs as data, the gate pairs),
+        and the failure groups the builder is shown."""
+        s, arm = self.settings, self.arm
+        disc_recs = self.scorer.answer(rnd.principle, rnd.discovery)
+        rnd.log_items(disc_recs, "discovery", "incumbent", None)
+        dev_groups = failure_groups(rnd.discovery, disc_recs, self.group_key, s.max_candidates,
                                     s.failures_per_group)
         pair_groups: list[FailureGroup] = []
         n_pair_failures = None
         if arm.pairs_as_data:
-            pair_recs = self.scorer.answer(P, self.pair_items)
-            log_items(pair_recs, "gate_pairs", "incumbent", None)
+            pair_recs = self.scorer.answer(rnd.principle, self.pair_items)
+            rnd.log_items(pair_recs, "gate_pairs", "incumbent", None)
             pair_groups, n_pair_failures = pair_failure_groups(
                 self.pair_items, pair_recs, s.max_candidates, s.failures_per_group)
         groups = choose_groups(dev_groups, pair_groups, s.max_candidates,
                                s.pair_groups if arm.pairs_as_data else 0)
+        row = {**rnd.base(), "cohort": "discovery", "role": "incumbent",
+               "principle_id": rnd.pid, "n": len(rnd.discovery),
+               "correct": sum(bool(x.correct) for x in disc_recs), "accuracy": _acc(disc_recs),
+               "item_ids": [i.item_id for i in rnd.discovery]}
+        return _Discovery(disc_recs, len(dev_groups), groups, n_pair_failures, row)
 
-        # builder
+    def _build(self, incumbent: Artifact, groups: list[FailureGroup]
+               ) -> tuple[list[BuilderReply], list[tuple[BuilderReply, Artifact]],
+                          list[int | None]]:
+        """The builder's replies, the candidates of the accepted ones, and each reply's
+        candidate index (None for a rejected reply)."""
         replies: list[BuilderReply] = self.builder.propose(incumbent, groups)
         candidates: list[tuple[BuilderReply, Artifact]] = []
         reply_candidate: list[int | None] = []
@@ -250,24 +277,26 @@ class Loop:
                 candidates.append((rep, incumbent.apply(rep.edit)))
             else:
                 reply_candidate.append(None)
+        return replies, candidates, reply_candidate
 
-        # trials: the incumbent once, then every candidate, on the same three cohorts
-        flat = [it for t in trials for it in t]
+    def _per_cohort(self, rnd: _Round, principle: str, role: str, cand: int | None) -> list[int]:
+        """Correct answers under ``principle`` on each trial cohort (one scorer call)."""
+        recs = self.scorer.answer(principle, rnd.flat)
+        out, pos = [], 0
+        for k, t in enumerate(rnd.trials):
+            chunk = recs[pos: pos + len(t)]
+            pos += len(t)
+            out.append(sum(bool(x.correct) for x in chunk))
+            rnd.log_items(chunk, f"trial{k + 1}", role, cand)
+        return out
 
-        def per_cohort(principle: str, role: str, cand: int | None) -> list[int]:
-            recs = self.scorer.answer(principle, flat)
-            out, pos = [], 0
-            for k, t in enumerate(trials):
-                chunk = recs[pos: pos + len(t)]
-                pos += len(t)
-                out.append(sum(bool(x.correct) for x in chunk))
-                log_items(chunk, f"trial{k + 1}", role, cand)
-            return out
-
-        inc_correct = per_cohort(P, "incumbent", None)
-        cohort_rows = [{**base, "cohort": "discovery", "role": "incumbent", "principle_id": pid,
-                        "n": len(discovery), "correct": sum(bool(x.correct) for x in disc_recs),
-                        "accuracy": _acc(disc_recs), "item_ids": [i.item_id for i in discovery]}]
+    def _trials(self, rnd: _Round, candidates: Sequence[tuple[BuilderReply, Artifact]]
+                ) -> _Trials:
+        """The incumbent once, then every candidate, on the same trial cohorts, with the
+        trial cohorts' rows."""
+        base, pid, trials = rnd.base(), rnd.pid, rnd.trials
+        inc_correct = self._per_cohort(rnd, rnd.principle, "incumbent", None)
+        cohort_rows = []
         for k, t in enumerate(trials):
             cohort_rows.append({**base, "cohort": f"trial{k + 1}", "role": "incumbent",
                                 "principle_id": pid, "n": len(t), "correct": inc_correct[k],
@@ -275,7 +304,7 @@ class Loop:
                                 "item_ids": [i.item_id for i in t]})
         scored: list[Scored] = []
         for c, (_rep, art) in enumerate(candidates):
-            cc = per_cohort(art.principle(), "candidate", c)
+            cc = self._per_cohort(rnd, art.principle(), "candidate", c)
             gains = tuple(cohort_gain(cc[k], inc_correct[k], len(t)) for k, t in enumerate(trials))
             scored.append(Scored(c, gains))
             for k, t in enumerate(trials):
@@ -284,9 +313,13 @@ class Loop:
                                     "n": len(t), "correct": cc[k],
                                     "accuracy": 100.0 * cc[k] / len(t),
                                     "item_ids": [i.item_id for i in t]})
+        return _Trials(inc_correct, scored, cohort_rows)
 
-        # shadow gates on every candidate; the arm's gates on the candidates the accuracy
-        # rule admits (or all, with gate_all)
+    def _gate(self, rnd: _Round, scored: Sequence[Scored],
+              candidates: Sequence[tuple[BuilderReply, Artifact]]) -> _Gating:
+        """The shadow gates on every candidate; the arm's gates on the candidates the accuracy
+        rule admits (or all, with ``gate_all``), a gate that is also a shadow gate run once."""
+        s, arm, P = self.settings, self.arm, rnd.principle
         gate_runs: dict[int, tuple[GateResult, ...]] = {}
         shadow_runs: dict[int, tuple[GateResult, ...]] = {}
         for sc, (rep, art) in zip(scored, candidates, strict=True):
@@ -301,14 +334,17 @@ class Loop:
             if self.gates and (s.gate_all or verdict(arm.rule, sc).accuracy_admissible):
                 gate_runs[sc.index] = tuple(done[id(g)] if id(g) in done else g.check(view, P)
                                             for g in self.gates)
-        scored = [Scored(sc.index, sc.gains, gate_runs.get(sc.index, ())) for sc in scored]
-        winner, verdicts = select(arm.rule, scored)
-        # gates run on every accuracy-admissible candidate, so none is admitted without them
-        assert not self.gates or winner is None or winner in gate_runs
+        gated = [Scored(sc.index, sc.gains, gate_runs.get(sc.index, ())) for sc in scored]
+        return _Gating(gated, gate_runs, shadow_runs)
 
-        new = candidates[winner][1] if winner is not None else incumbent
+    def _candidate_rows(self, rnd: _Round, gating: _Gating, verdicts: Sequence[Verdict],
+                        candidates: Sequence[tuple[BuilderReply, Artifact]],
+                        winner: int | None) -> list[dict[str, Any]]:
+        """One ``candidates`` row per candidate: its edit, gains, gates and verdict."""
+        base, pid = rnd.base(), rnd.pid
+        gate_runs, shadow_runs = gating.gate_runs, gating.shadow_runs
         cand_rows = []
-        for sc, v, (rep, art) in zip(scored, verdicts, candidates, strict=True):
+        for sc, v, (rep, art) in zip(gating.scored, verdicts, candidates, strict=True):
             e = rep.edit
             assert e is not None
             gates_run = sc.index in gate_runs or not self.gates
@@ -336,44 +372,106 @@ class Loop:
                 "reason": v.reason if gates_run or not v.accuracy_admissible
                 else "gate_not_run",
             })
-        reply_rows = []
-        for i, (rep, cand) in enumerate(zip(replies, reply_candidate, strict=True)):
-            size = next((g.size for g in groups if g.key == rep.group), None)
-            reply_rows.append({
-                **base, "reply": i, "group": rep.group, "group_size": size,
-                "status": rep.status, "reason": rep.reason or None, "detail": rep.detail or None,
-                "diagnosis": rep.diagnosis or None, "text": rep.text, "shown": list(rep.shown),
-                "candidate": cand, "prompt_tokens": rep.usage.get("prompt_tokens"),
-                "completion_tokens": rep.usage.get("completion_tokens"),
-                "finish_reason": rep.usage.get("finish_reason")})
-        win_edit = candidates[winner][0].edit if winner is not None else None
-        round_row = {
-            **base, "artifact": incumbent.kind, "incumbent_id": pid, "incumbent_principle": P,
-            "incumbent_size": _size(incumbent), "discovery_n": len(discovery),
-            "discovery_correct": sum(bool(x.correct) for x in disc_recs),
-            "discovery_accuracy": _acc(disc_recs), "trial_n": [len(t) for t in trials],
-            "trial_correct": inc_correct,
-            "trial_accuracy": 100.0 * sum(inc_correct) / max(1, len(flat)),
-            "n_failures": sum(not x.correct for x in disc_recs),
-            "n_groups": len(dev_groups), "n_pair_failures": n_pair_failures,
-            "n_replies": len(replies), "n_rejected": sum(not x.ok for x in replies),
-            "n_candidates": len(candidates),
-            "n_admissible": sum(row["admissible"] for row in cand_rows),
-            "admitted": winner, "admitted_operation": win_edit.operation if win_edit else None,
-            "admitted_written": win_edit.written() if win_edit else None,
-            "new_principle_id": principle_id(new.principle()), "new_principle": new.principle(),
-            "new_size": _size(new), "artifact_json": new.to_json(),
-        }
-        tables = {"rounds": logs.frame("rounds", [round_row]),
-                  "candidates": logs.frame("candidates", cand_rows),
-                  "cohorts": logs.frame("cohorts", cohort_rows),
-                  "replies": logs.frame("replies", reply_rows)}
-        if item_frames:
-            tables["items"] = pl.concat(item_frames, how="diagonal_relaxed")
-        state = {"config": self.config(), "round": r, "artifact": new.to_json(),
-                 "sampler": sampler.state()}
-        logs.write_round(self.run_dir, r, tables, state)
-        return new
+        return cand_rows
+
+
+@dataclass
+class _Round:
+    """One round's cohorts and incumbent, and the item records it logs (``log_items``)."""
+
+    arm: str
+    seed: int
+    r: int
+    principle: str
+    discovery: list[ReaderItem]
+    trials: list[list[ReaderItem]]
+    log_all: bool
+    item_frames: list[pl.DataFrame] = field(default_factory=list)
+    pid: str = field(init=False)  # the incumbent's principle id
+    flat: list[ReaderItem] = field(init=False)  # the trial cohorts, one after the other
+
+    def __post_init__(self) -> None:
+        self.pid = principle_id(self.principle)
+        self.flat = [it for t in self.trials for it in t]
+
+    def base(self) -> dict[str, Any]:
+        """The key columns of every row of the round."""
+        return {"arm": self.arm, "seed": self.seed, "round": self.r}
+
+    def log_items(self, recs: Sequence[ItemRecord], cohort: str, role: str,
+                  cand: int | None) -> None:
+        """Keep the records of one answered cohort (with ``log_items``) for the items table."""
+        if self.log_all and recs:
+            self.item_frames.append(records_to_frame(recs).with_columns(
+                pl.lit(self.arm).alias("arm"), pl.lit(self.seed).alias("seed"),
+                pl.lit(self.r).alias("round"), pl.lit(cohort).alias("cohort"),
+                pl.lit(role).alias("role"), pl.lit(cand, dtype=pl.Int64).alias("candidate")))
+
+
+class _Discovery(NamedTuple):
+    records: list[ItemRecord]
+    n_dev_groups: int
+    groups: list[FailureGroup]
+    n_pair_failures: int | None
+    row: dict[str, Any]  # the discovery cohort's row
+
+
+class _Trials(NamedTuple):
+    incumbent: list[int]  # the incumbent's correct answers per trial cohort
+    scored: list[Scored]
+    rows: list[dict[str, Any]]
+
+
+class _Gating(NamedTuple):
+    scored: list[Scored]  # with the arm's gate results
+    gate_runs: dict[int, tuple[GateResult, ...]]
+    shadow_runs: dict[int, tuple[GateResult, ...]]
+
+
+def _reply_rows(rnd: _Round, replies: Sequence[BuilderReply],
+                reply_candidate: Sequence[int | None],
+                groups: Sequence[FailureGroup]) -> list[dict[str, Any]]:
+    """One ``replies`` row per builder reply, accepted or not."""
+    base = rnd.base()
+    reply_rows = []
+    for i, (rep, cand) in enumerate(zip(replies, reply_candidate, strict=True)):
+        size = next((g.size for g in groups if g.key == rep.group), None)
+        reply_rows.append({
+            **base, "reply": i, "group": rep.group, "group_size": size,
+            "status": rep.status, "reason": rep.reason or None, "detail": rep.detail or None,
+            "diagnosis": rep.diagnosis or None, "text": rep.text, "shown": list(rep.shown),
+            "candidate": cand, "prompt_tokens": rep.usage.get("prompt_tokens"),
+            "completion_tokens": rep.usage.get("completion_tokens"),
+            "finish_reason": rep.usage.get("finish_reason")})
+    return reply_rows
+
+
+def _round_row(rnd: _Round, incumbent: Artifact, new: Artifact, disc: _Discovery,
+               trial: _Trials, replies: Sequence[BuilderReply],
+               candidates: Sequence[tuple[BuilderReply, Artifact]],
+               cand_rows: Sequence[Mapping[str, Any]], winner: int | None) -> dict[str, Any]:
+    """The round's ``rounds`` row: the incumbent's accuracies, the builder's yield, the
+    admitted edit and the new principle."""
+    disc_recs, inc_correct = disc.records, trial.incumbent
+    win_edit = candidates[winner][0].edit if winner is not None else None
+    return {
+        **rnd.base(), "artifact": incumbent.kind, "incumbent_id": rnd.pid,
+        "incumbent_principle": rnd.principle,
+        "incumbent_size": _size(incumbent), "discovery_n": len(rnd.discovery),
+        "discovery_correct": sum(bool(x.correct) for x in disc_recs),
+        "discovery_accuracy": _acc(disc_recs), "trial_n": [len(t) for t in rnd.trials],
+        "trial_correct": inc_correct,
+        "trial_accuracy": 100.0 * sum(inc_correct) / max(1, len(rnd.flat)),
+        "n_failures": sum(not x.correct for x in disc_recs),
+        "n_groups": disc.n_dev_groups, "n_pair_failures": disc.n_pair_failures,
+        "n_replies": len(replies), "n_rejected": sum(not x.ok for x in replies),
+        "n_candidates": len(candidates),
+        "n_admissible": sum(row["admissible"] for row in cand_rows),
+        "admitted": winner, "admitted_operation": win_edit.operation if win_edit else None,
+        "admitted_written": win_edit.written() if win_edit else None,
+        "new_principle_id": principle_id(new.principle()), "new_principle": new.principle(),
+        "new_size": _size(new), "artifact_json": new.to_json(),
+    }
 
 
 def _acc(recs: Sequence[ItemRecord]) -> float:
