@@ -112,14 +112,38 @@ class GroundedReader:
         return self.answer_batch([item])[0]
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
-        cfg, P = self.config, self.principle
-        pid = principle_id(P)
+        """One record per item: perception, then the annotated and plain samples (one batch),
+        the vote, arbitration where the vote calls for it (one batch), the final answer."""
+        recs = self._new_records(items)
+        views = self._perceive(items, recs)
+        requests, layout = self._sample_requests(items, views)
+        outs = self.backend.generate(requests)
+        outcomes = self._vote(items, recs, requests, outs, layout)
+        choices = self._arbitrate(items, recs, views, outcomes)
+        for i, it in enumerate(items):
+            o = outcomes[i]
+            if recs[i].arbitration is None:
+                recs[i].arbitration = ArbitrationRecord(ran=False, reason=o.reason)
+            final = settle(o, choices.get(i))
+            recs[i].answer = final
+            recs[i].answer_text = it.option_text(final)
+            recs[i].status = "ok" if final is not None else "unparsed"
+            recs[i].vote = vote_dict(o)
+        return recs
+
+    def _new_records(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        pid = principle_id(self.principle)
         recs = [new_record(self.name, it, pid) for it in items]
         for r in recs:
             r.extra["prompt_version"] = prompts.PROMPT_VERSION
-            r.extra["structured"] = cfg.structured
+            r.extra["structured"] = self.config.structured
+        return recs
 
-        # phase 1: perception
+    def _perceive(self, items: Sequence[ReaderItem], recs: Sequence[ItemRecord]
+                  ) -> list[str | None]:
+        """Phase 1, perception (one batch): each item's grounded view, None where there is
+        none (perception off or unparsed)."""
+        cfg = self.config
         grounded_views: list[str | None] = [None] * len(items)
         if cfg.use_perception and cfg.n_annotated > 0:
             for i, (res, cs) in enumerate(
@@ -136,17 +160,23 @@ class GroundedReader:
         else:
             for r in recs:
                 r.perception = PerceptionRecord("none", "perception disabled")
+        return grounded_views
 
-        # phase 2: six samples per item
+    def _sample_requests(self, items: Sequence[ReaderItem], views: Sequence[str | None]
+                         ) -> tuple[list[Request], list[tuple[int, int]]]:
+        """Phase 2's requests: per item, the annotated samples on its grounded view (none
+        without one) and the plain samples, which make up the rest; and per item how many
+        requests of each it has (0 or 1)."""
+        cfg, P = self.config, self.principle
         requests: list[Request] = []
         layout: list[tuple[int, int]] = []  # per item: (#annotated requests, #plain requests)
         for i, it in enumerate(items):
             plain_p = P if cfg.principle_in_plain else ""
-            n_ann = cfg.n_annotated if grounded_views[i] is not None else 0
+            n_ann = cfg.n_annotated if views[i] is not None else 0
             n_plain = cfg.n_plain + (cfg.n_annotated - n_ann)
             if n_ann:
                 requests.append(prompts.answer_request(
-                    it, grounded_views[i] or "", self._sampling(n_ann),
+                    it, views[i] or "", self._sampling(n_ann),
                     think=prompts.THINK_GROUNDED, principle=P, structured=cfg.structured,
                 ))
             if n_plain:
@@ -155,8 +185,13 @@ class GroundedReader:
                     principle=plain_p, structured=cfg.structured,
                 ))
             layout.append((int(bool(n_ann)), int(bool(n_plain))))
-        outs = self.backend.generate(requests)
+        return requests, layout
 
+    def _vote(self, items: Sequence[ReaderItem], recs: Sequence[ItemRecord],
+              requests: Sequence[Request], outs: Sequence[Sequence[Completion]],
+              layout: Sequence[tuple[int, int]]) -> list[VoteOutcome]:
+        """Phase 2's samples parsed into each record and the vote over them."""
+        cfg = self.config
         outcomes: list[VoteOutcome] = []
         pos = 0
         for i, it in enumerate(items):
@@ -183,13 +218,19 @@ class GroundedReader:
                 outcome = _no_arbitration(outcome)
             outcomes.append(outcome)
             recs[i].extra["views"] = {"annotated": len(a_ann), "plain": len(a_pl)}
+        return outcomes
 
-        # phase 3: arbitration where needed
+    def _arbitrate(self, items: Sequence[ReaderItem], recs: Sequence[ItemRecord],
+                   views: Sequence[str | None], outcomes: Sequence[VoteOutcome]
+                   ) -> dict[int, str | None]:
+        """Phase 3, arbitration (one batch) of the items whose vote calls for it: the choice
+        per arbitrated item (None when the reply is unparsed), recorded in its record."""
+        cfg, P = self.config, self.principle
         need = [i for i, o in enumerate(outcomes) if o.arbitrate]
         arb_reqs = []
         for i in need:
             it, o = items[i], outcomes[i]
-            view = grounded_views[i] or plain_view(it)
+            view = views[i] or plain_view(it)
             assert o.candidates is not None
             arb_reqs.append(prompts.arbitration_request(
                 it, view, o.candidates, P,
@@ -220,17 +261,7 @@ class GroundedReader:
                 text=cs[0].text,
                 from_cache=cs[0].from_cache,
             )
-
-        for i, it in enumerate(items):
-            o = outcomes[i]
-            if recs[i].arbitration is None:
-                recs[i].arbitration = ArbitrationRecord(ran=False, reason=o.reason)
-            final = settle(o, choices.get(i))
-            recs[i].answer = final
-            recs[i].answer_text = it.option_text(final)
-            recs[i].status = "ok" if final is not None else "unparsed"
-            recs[i].vote = vote_dict(o)
-        return recs
+        return choices
 
 
 def vote_dict(o: VoteOutcome) -> dict:
