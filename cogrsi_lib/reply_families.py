@@ -64,7 +64,8 @@ def _loops() -> dict[str, Request]:
 
 
 def _harness() -> dict[str, Request]:
-    from cogrsi_lib.harness import experience, retrieval, router, runtime
+    from cogrsi_lib.harness import dimension, reflector, retrieval, router, runtime
+    from cogrsi_lib.harness.experience_store import Entry
     from cogrsi_lib.harness.skills import load_library
     from cogrsi_lib.reader import prompts
     from cogrsi_lib.reader.records import new_record
@@ -73,11 +74,11 @@ def _harness() -> dict[str, Request]:
     lib = load_library()
     cands = lib.candidates("first_order_belief")
     p = SamplingParams(max_tokens=32)
-    entry = experience.Entry("m1", "Belief", "Keep the last state a character saw.",
-                             "a character was away during a change", "they saw the change")
+    entry = Entry("m1", "Belief", "Keep the last state a character saw.",
+                  "a character was away during a change", "they saw the change")
     draft = prompts.answer_format(ITEM, prompts.THINK_NONE, 32, also=(router.EXIT,),
                                   family=runtime.DRAFT_FAMILY)
-    reflector = experience.reflector_format(["m1"])
+    reflection = reflector.reflector_format(["m1"])
     return {
         router.VARIABLE_FAMILY: Request(tuple(router.variable_messages(ITEM)), p,
                                         router.variable_format()),
@@ -86,15 +87,15 @@ def _harness() -> dict[str, Request]:
             router.skill_format([s.id for s in cands])),
         runtime.DRAFT_FAMILY: prompts.answer_request(ITEM, plain_view(ITEM), p,
                                                      think=prompts.THINK_NONE, fmt=draft),
-        experience.DIMENSION_FAMILY: Request(experience.dimension_messages(ITEM),
-                                             SamplingParams(max_tokens=16),
-                                             experience.dimension_format()),
+        dimension.DIMENSION_FAMILY: Request(dimension.dimension_messages(ITEM),
+                                            SamplingParams(max_tokens=16),
+                                            dimension.dimension_format()),
         retrieval.CATEGORIES_FAMILY: Request(tuple(retrieval.category_messages(ITEM)),
                                              SamplingParams(max_tokens=48),
                                              retrieval.categories_format()),
-        experience.REFLECTOR_FAMILY: Request(
-            experience.reflector_messages(ITEM, new_record("x", ITEM), [entry], reflector),
-            SamplingParams(max_tokens=400), reflector),
+        reflector.REFLECTOR_FAMILY: Request(
+            reflector.reflector_messages(ITEM, new_record("x", ITEM), [entry], reflection),
+            SamplingParams(max_tokens=400), reflection),
     }
 
 

@@ -6,7 +6,7 @@ A :class:`HarnessSystem` wraps a frozen backend. Per item it
 1. gates each active module (its own rule, recorded): PRISM routes the asked variable to a
    skill (:mod:`router`); Starling is used only when the question parses as a belief or
    reality question and the story yields state for its object (:mod:`state_memory`); SAGE
-   injects what its fallback cascade selects (:mod:`experience`); retrieval injects notes only
+   injects what its fallback cascade selects (:mod:`selector`); retrieval injects notes only
    past its gate (:mod:`retrieval`);
 2. composes one prompt: the story first, then each support block labelled as support;
 3. drafts one greedy direct answer (the report's protocol: temperature 0, one prediction);
@@ -40,7 +40,8 @@ from cogrsi_lib.harness.control import (
     repair_block,
     validate,
 )
-from cogrsi_lib.harness.experience import ExperienceStore, Selector, predict_dimension
+from cogrsi_lib.harness.dimension import predict_dimension
+from cogrsi_lib.harness.experience_store import ExperienceStore
 from cogrsi_lib.harness.extract import parse_question
 from cogrsi_lib.harness.retrieval import (
     Retriever,
@@ -49,6 +50,7 @@ from cogrsi_lib.harness.retrieval import (
     predict_categories,
 )
 from cogrsi_lib.harness.router import EXIT, Route, Router, is_self_exit, support_block
+from cogrsi_lib.harness.selector import Selector
 from cogrsi_lib.harness.skills import ASKED_VARIABLES, SkillLibrary, load_library
 from cogrsi_lib.harness.state_memory import StateMemory
 from cogrsi_lib.harness.taxonomy import DIMENSION_FAMILY
@@ -375,7 +377,7 @@ class HarnessSystem:
         self, items: Sequence[ReaderItem], blocks: Sequence[Sequence[str]]
     ) -> list[ItemRecord]:
         """Draft answers with the given support blocks only (no gate, no module): the
-        generator of SAGE's distillation (:func:`cogrsi_lib.harness.experience.distil`)."""
+        generator of SAGE's distillation (:func:`cogrsi_lib.harness.distil.distil`)."""
         items = list(items)
         if len(blocks) != len(items):
             raise ValueError("one list of support blocks per item")

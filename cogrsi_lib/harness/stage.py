@@ -4,7 +4,7 @@
 Items: the first ``n_per_benchmark`` of each present benchmark (ToMBench, Hi-ToM) and
 ``n_oracle`` oracle questions drawn with their own seed. SAGE is distilled on development
 items only: ToMBench items after the evaluated head plus oracle questions of another seed;
-:func:`cogrsi_lib.harness.experience.distil` refuses any overlap with the evaluated ids.
+:func:`cogrsi_lib.harness.distil.distil` refuses any overlap with the evaluated ids.
 """
 
 from __future__ import annotations
@@ -17,15 +17,11 @@ from typing import Any
 import polars as pl
 
 from cogrsi_lib.harness.control import Policy, optimize
-from cogrsi_lib.harness.experience import (
-    ABLATION_MODES,
-    ExperienceStore,
-    coverage,
-    distil,
-    guidance_block,
-)
+from cogrsi_lib.harness.distil import distil
+from cogrsi_lib.harness.experience_store import ExperienceStore
 from cogrsi_lib.harness.router import RoutingRow, routing_metrics
 from cogrsi_lib.harness.runtime import MODULES, HarnessConfig, HarnessSystem
+from cogrsi_lib.harness.selector import ABLATION_MODES, Activation, coverage, guidance_block
 from cogrsi_lib.harness.taxonomy import annotate
 from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
@@ -229,8 +225,6 @@ def module_decisions(frame: pl.DataFrame) -> pl.DataFrame:
 
 def experience_coverage(frame: pl.DataFrame, system: str) -> dict[str, Any]:
     """SAGE's exact-recall coverage and level shares for ``system``'s activations."""
-    from cogrsi_lib.harness.experience import Activation
-
     acts = [
         Activation(e["experience"]["item_id"], e["experience"]["level"], (), (), None, "")
         for e in _extra(frame, system)

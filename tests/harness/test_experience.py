@@ -12,24 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cogrsi_lib.embedding import ScriptedEmbedder
-from cogrsi_lib.harness.experience import (
-    REFLECTOR_MARKER,
-    Activation,
-    Entry,
-    ExperienceStore,
-    Provenance,
-    Reflection,
-    Selector,
-    StoreError,
-    coverage,
-    curate,
-    distil,
-    predict_dimension,
-    prune,
-    query_text,
-    unparsed_count,
-)
+from cogrsi_lib.harness.curator import curate, prune
+from cogrsi_lib.harness.dimension import predict_dimension, unparsed_count
+from cogrsi_lib.harness.distil import distil
+from cogrsi_lib.harness.experience_store import Entry, ExperienceStore, Provenance, StoreError
+from cogrsi_lib.harness.reflector import REFLECTOR_MARKER, Reflection
 from cogrsi_lib.harness.scaffold import GENERIC_SCAFFOLD
+from cogrsi_lib.harness.selector import Activation, Selector, coverage, query_text
 from cogrsi_lib.harness.taxonomy import DIMENSIONS
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.fake import ScriptedBackend, prompt_text

@@ -11,7 +11,7 @@ import pytest
 
 from cogrsi_lib.embedding import ScriptedEmbedder
 from cogrsi_lib.harness import stage as hs
-from cogrsi_lib.harness.experience import ExperienceStore
+from cogrsi_lib.harness.experience_store import ExperienceStore
 from cogrsi_lib.harness.runtime import (
     ABLATIONS,
     HarnessConfig,
@@ -228,7 +228,7 @@ def test_calibration_credits_notes_and_updates_the_policy_on_validation_items_on
 
 
 def test_sage_systems_are_figure_26s_modes_and_the_table10_comparison_reads_the_deltas():
-    from cogrsi_lib.harness.experience import ABLATION_MODES
+    from cogrsi_lib.harness.selector import ABLATION_MODES
 
     systems = hs.sage_systems(ScriptedBackend(Model()), {}, ExperienceStore(), EMB)
     assert [s.name for s in systems] == ["sage:none", *(f"sage:{k}" for k in ABLATION_MODES)]
