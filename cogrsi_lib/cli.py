@@ -75,7 +75,8 @@ def records_show(
     filters: Annotated[
         list[str] | None,
         typer.Option("--filter", "-f",
-                     help="COL=VALUE, COL!=VALUE or COL~TEXT (contains); repeat to combine."),
+                     help="COL=VALUE, COL!=VALUE, COL<VALUE, COL<=VALUE, COL>VALUE, "
+                          "COL>=VALUE (numbers) or COL~TEXT (contains); repeat to combine."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="Records to show.")] = 5,
     offset: Annotated[int, typer.Option("--offset", min=0, help="Records to skip.")] = 0,

@@ -10,6 +10,7 @@ status, answer, gold, calls and tokens first.
 from __future__ import annotations
 
 import json
+import math
 import re
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -27,7 +28,10 @@ LEADING = (
     "answer_status", "parse_status", "answer", "answer_text", "gold", "correct", "score",
     "calls", "cached_calls", "prompt_tokens", "completion_tokens",
 )
-_FILTER = re.compile(r"^(?P<col>[^=!~]+?)(?P<op>!=|=|~)(?P<value>.*)$")
+_FILTER = re.compile(r"^(?P<col>[^=!~<>]+?)(?P<op>!=|<=|>=|=|<|>|~)(?P<value>.*)$")
+_ORDER = {"<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+#: the JSON columns of messages (prompt) or texts (reply)
+_CALLS = ("prompt", "reply")
 
 
 class RecordsError(ValueError):
@@ -49,31 +53,61 @@ def load_records(path: str | Path) -> pl.DataFrame:
 
 
 def filter_records(frame: pl.DataFrame, filters: Iterable[str]) -> pl.DataFrame:
-    """Rows that pass every filter: ``COL=VALUE``, ``COL!=VALUE`` (equality on the value as
-    text; ``true``/``false`` for booleans, ``null`` for missing) or ``COL~TEXT`` (contains)."""
+    """Rows that pass every filter: ``COL=VALUE`` and ``COL!=VALUE`` (equality: as numbers on
+    a numeric column, ``true``/``false`` in any case on a boolean one, else as text; ``null``
+    for missing), ``COL<VALUE``, ``COL<=VALUE``, ``COL>VALUE``, ``COL>=VALUE`` (numeric
+    columns) or ``COL~TEXT`` (contains)."""
     for spec in filters:
         m = _FILTER.match(spec)
         if m is None:
-            raise RecordsError(f"filter {spec!r}: expected COL=VALUE, COL!=VALUE or COL~TEXT")
+            raise RecordsError(f"filter {spec!r}: expected COL=VALUE, COL!=VALUE, COL<VALUE, "
+                               f"COL<=VALUE, COL>VALUE, COL>=VALUE or COL~TEXT")
         col, op, value = m["col"].strip(), m["op"], m["value"]
         if col not in frame.columns:
             raise RecordsError(f"filter {spec!r}: no column {col!r} "
                                f"(columns: {', '.join(frame.columns)})")
-        text = frame[col].cast(pl.String)
-        if frame[col].dtype == pl.Boolean:
-            text = text.str.to_lowercase()
-        if op == "~":
-            keep = text.str.contains(value, literal=True).fill_null(False)
-        else:
-            same = text.is_null() if value == "null" else (text == value).fill_null(False)
-            keep = same if op == "=" else ~same
-        frame = frame.filter(keep)
+        frame = frame.filter(_keep(spec, frame[col], op, value))
     return frame
 
 
+def _number(spec: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise RecordsError(f"filter {spec!r}: {value!r} is not a number") from None
+
+
+def _keep(spec: str, column: pl.Series, op: str, value: str) -> pl.Series:
+    """The rows of ``column`` that ``op value`` keeps (nulls are kept only by ``=null``)."""
+    dtype = column.dtype
+    if op in _ORDER:
+        if not dtype.is_numeric():
+            raise RecordsError(f"filter {spec!r}: {column.name!r} is not numeric ({dtype}); "
+                               f"compare it with = != or ~")
+        return getattr(column, _ORDER[op])(_number(spec, value)).fill_null(False)
+    if op == "~":
+        return column.cast(pl.String).str.contains(value, literal=True).fill_null(False)
+    if value.strip().lower() == "null":
+        same = column.is_null()
+    elif dtype == pl.Boolean:
+        word = value.strip().lower()
+        if word not in ("true", "false"):
+            raise RecordsError(f"filter {spec!r}: {column.name!r} is boolean: "
+                               f"true, false or null")
+        same = (column == (word == "true")).fill_null(False)
+    elif dtype.is_numeric():
+        number = _number(spec, value)
+        same = (column == number).fill_null(False) if not math.isnan(number) else (
+            column.is_nan().fill_null(False))
+    else:
+        same = (column.cast(pl.String) == value).fill_null(False)
+    return same if op == "=" else ~same
+
+
 def _decoded(name: str, value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "[{" and (
-            name.endswith("_json") or value.rstrip()[-1:] in "]}"):
+    """A JSON column's value decoded (``*_json``, ``prompt``, ``reply``); any other value as
+    it is, so a model's reply that happens to be JSON is shown as the model wrote it."""
+    if isinstance(value, str) and (name.endswith("_json") or name in _CALLS):
         try:
             return json.loads(value)
         except ValueError:
