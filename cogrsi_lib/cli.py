@@ -64,7 +64,7 @@ def stage(
     typer.echo(f"stage '{name}' done: {executed}")
 
 
-records_app = typer.Typer(help="Per-item records of a stage (items.parquet, records.parquet, ...).",
+records_app = typer.Typer(help="Per-item records of a stage (reports/<stage>/records.parquet).",
                            no_args_is_help=True)
 app.add_typer(records_app, name="records")
 
@@ -85,8 +85,9 @@ def records_show(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """Show per-item records: story, question, samples, parse status, answer, gold, calls and
-    tokens first; JSON columns decoded."""
+    """Show per-item records: the shared core columns first (ids, system, model, prompt,
+    reply, parse status, answer, gold, calls and tokens), then the stage's own; JSON columns
+    decoded."""
     from cogrsi_lib.records import (
         RecordsError,
         filter_records,

@@ -30,12 +30,13 @@ from cogrsi_lib.loops.cohorts import CohortSampler, schedule
 from cogrsi_lib.loops.devdata import pair_items
 from cogrsi_lib.loops.gates import CandidateView, Gate, GateResult
 from cogrsi_lib.loops.library import Artifact, artifact_from_json, empty_artifact
+from cogrsi_lib.loops.records import round_records
 from cogrsi_lib.loops.registration import Scored, cohort_gain, select, verdict
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.principles import principle_id
-from cogrsi_lib.reader.records import ItemRecord, records_to_frame
+from cogrsi_lib.reader.records import ItemRecord
 
 STATE_VERSION = 1
 
@@ -220,10 +221,8 @@ class Loop:
         def log_items(recs: Sequence[ItemRecord], cohort: str, role: str,
                       cand: int | None) -> None:
             if s.log_items and recs:
-                item_frames.append(records_to_frame(recs).with_columns(
-                    pl.lit(arm.name).alias("arm"), pl.lit(self.seed).alias("seed"),
-                    pl.lit(r).alias("round"), pl.lit(cohort).alias("cohort"),
-                    pl.lit(role).alias("role"), pl.lit(cand, dtype=pl.Int64).alias("candidate")))
+                item_frames.append(round_records(recs, [*self.pool, *self.pair_items], arm.name,
+                                                 self.seed, r, cohort, role, cand))
 
         # discovery and failure groups
         disc_recs = self.scorer.answer(P, discovery)
