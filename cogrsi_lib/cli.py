@@ -64,7 +64,7 @@ def stage(
     typer.echo(f"stage '{name}' done: {executed}")
 
 
-records_app = typer.Typer(help="Per-item records of a stage (items.parquet, records.parquet, ...).",
+records_app = typer.Typer(help="Per-item records of a stage (reports/<stage>/records.parquet).",
                            no_args_is_help=True)
 app.add_typer(records_app, name="records")
 
@@ -75,7 +75,8 @@ def records_show(
     filters: Annotated[
         list[str] | None,
         typer.Option("--filter", "-f",
-                     help="COL=VALUE, COL!=VALUE or COL~TEXT (contains); repeat to combine."),
+                     help="COL=VALUE, COL!=VALUE, COL<VALUE, COL<=VALUE, COL>VALUE, "
+                          "COL>=VALUE (numbers) or COL~TEXT (contains); repeat to combine."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="Records to show.")] = 5,
     offset: Annotated[int, typer.Option("--offset", min=0, help="Records to skip.")] = 0,
@@ -84,8 +85,9 @@ def records_show(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """Show per-item records: story, question, samples, parse status, answer, gold, calls and
-    tokens first; JSON columns decoded."""
+    """Show per-item records: the shared core columns first (ids, system, model, prompt,
+    reply, parse status, answer, gold, calls and tokens), then the stage's own; JSON columns
+    decoded."""
     from cogrsi_lib.records import (
         RecordsError,
         filter_records,

@@ -1,15 +1,18 @@
 """Per-item records of a stage, for reading: ``cogrsi records show PATH``.
 
-Stages keep one row per item (and system) as parquet: the reader's and the harness's
-``items.parquet``, PDDL-Mind's ``records.parquet``, the loops' cohort logs, the audit's
-translations. Nested data is held in JSON-string columns (``*_json``, ``usage``, ...); here
-they are decoded and laid out one record at a time, the story, question, samples, parse
-status, answer, gold, calls and tokens first.
+Every model stage keeps one row per item (and system) in ``reports/<stage>/records.parquet``,
+in the shared core columns (:mod:`cogrsi_lib.records_schema`) followed by its own. Nested
+data is held in JSON-string columns (``*_json``, ``prompt``, ``reply``); here they are decoded
+and laid out one record at a time: the core columns first, in their declared order (ids,
+system and model, the prompt's messages and the replies verbatim, parse status, answer, gold,
+calls and tokens), then the stage's own in the file's order. Any other parquet, CSV or
+JSON-lines table is shown the same way.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -18,16 +21,14 @@ from typing import Any
 
 import polars as pl
 
+from cogrsi_lib.records_schema import CORE
+
 __all__ = ["RecordsError", "filter_records", "load_records", "render_record", "to_json_lines"]
 
-#: columns shown first, in this order, when a record has them
-LEADING = (
-    "item_id", "example_id", "rule_id", "system", "translator", "variant", "source", "benchmark",
-    "story", "context", "question", "options_json", "samples_json", "reply", "status",
-    "answer_status", "parse_status", "answer", "answer_text", "gold", "correct", "score",
-    "calls", "cached_calls", "prompt_tokens", "completion_tokens",
-)
-_FILTER = re.compile(r"^(?P<col>[^=!~]+?)(?P<op>!=|=|~)(?P<value>.*)$")
+_FILTER = re.compile(r"^(?P<col>[^=!~<>]+?)(?P<op>!=|<=|>=|=|<|>|~)(?P<value>.*)$")
+_ORDER = {"<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+#: the columns whose JSON is ``{call: [...]}``: messages (prompt) or texts (reply)
+_CALLS = ("prompt", "reply")
 
 
 class RecordsError(ValueError):
@@ -49,31 +50,61 @@ def load_records(path: str | Path) -> pl.DataFrame:
 
 
 def filter_records(frame: pl.DataFrame, filters: Iterable[str]) -> pl.DataFrame:
-    """Rows that pass every filter: ``COL=VALUE``, ``COL!=VALUE`` (equality on the value as
-    text; ``true``/``false`` for booleans, ``null`` for missing) or ``COL~TEXT`` (contains)."""
+    """Rows that pass every filter: ``COL=VALUE`` and ``COL!=VALUE`` (equality: as numbers on
+    a numeric column, ``true``/``false`` in any case on a boolean one, else as text; ``null``
+    for missing), ``COL<VALUE``, ``COL<=VALUE``, ``COL>VALUE``, ``COL>=VALUE`` (numeric
+    columns) or ``COL~TEXT`` (contains)."""
     for spec in filters:
         m = _FILTER.match(spec)
         if m is None:
-            raise RecordsError(f"filter {spec!r}: expected COL=VALUE, COL!=VALUE or COL~TEXT")
+            raise RecordsError(f"filter {spec!r}: expected COL=VALUE, COL!=VALUE, COL<VALUE, "
+                               f"COL<=VALUE, COL>VALUE, COL>=VALUE or COL~TEXT")
         col, op, value = m["col"].strip(), m["op"], m["value"]
         if col not in frame.columns:
             raise RecordsError(f"filter {spec!r}: no column {col!r} "
                                f"(columns: {', '.join(frame.columns)})")
-        text = frame[col].cast(pl.String)
-        if frame[col].dtype == pl.Boolean:
-            text = text.str.to_lowercase()
-        if op == "~":
-            keep = text.str.contains(value, literal=True).fill_null(False)
-        else:
-            same = text.is_null() if value == "null" else (text == value).fill_null(False)
-            keep = same if op == "=" else ~same
-        frame = frame.filter(keep)
+        frame = frame.filter(_keep(spec, frame[col], op, value))
     return frame
 
 
+def _number(spec: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise RecordsError(f"filter {spec!r}: {value!r} is not a number") from None
+
+
+def _keep(spec: str, column: pl.Series, op: str, value: str) -> pl.Series:
+    """The rows of ``column`` that ``op value`` keeps (nulls are kept only by ``=null``)."""
+    dtype = column.dtype
+    if op in _ORDER:
+        if not dtype.is_numeric():
+            raise RecordsError(f"filter {spec!r}: {column.name!r} is not numeric ({dtype}); "
+                               f"compare it with = != or ~")
+        return getattr(column, _ORDER[op])(_number(spec, value)).fill_null(False)
+    if op == "~":
+        return column.cast(pl.String).str.contains(value, literal=True).fill_null(False)
+    if value.strip().lower() == "null":
+        same = column.is_null()
+    elif dtype == pl.Boolean:
+        word = value.strip().lower()
+        if word not in ("true", "false"):
+            raise RecordsError(f"filter {spec!r}: {column.name!r} is boolean: "
+                               f"true, false or null")
+        same = (column == (word == "true")).fill_null(False)
+    elif dtype.is_numeric():
+        number = _number(spec, value)
+        same = (column == number).fill_null(False) if not math.isnan(number) else (
+            column.is_nan().fill_null(False))
+    else:
+        same = (column.cast(pl.String) == value).fill_null(False)
+    return same if op == "=" else ~same
+
+
 def _decoded(name: str, value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "[{" and (
-            name.endswith("_json") or value.rstrip()[-1:] in "]}"):
+    """A JSON column's value decoded (``*_json``, ``prompt``, ``reply``); any other value as
+    it is, so a model's reply that happens to be JSON is shown as the model wrote it."""
+    if isinstance(value, str) and (name.endswith("_json") or name in _CALLS):
         try:
             return json.loads(value)
         except ValueError:
@@ -91,11 +122,34 @@ def _block(value: Any) -> str:
     return str(value)
 
 
+def _calls_block(value: dict[str, Any]) -> str | None:
+    """A ``prompt`` or ``reply`` value (``{call: [messages or texts]}``) with its texts
+    verbatim, each under its call (and role, or sample number); None if it is not one."""
+    lines = []
+    for call, entries in value.items():
+        if not isinstance(entries, list):
+            return None
+        for i, entry in enumerate(entries):
+            if isinstance(entry, str):
+                head, text = (f"[{call}]" if len(entries) == 1 else f"[{call} {i}]"), entry
+            elif isinstance(entry, dict) and {"role", "content"} <= set(entry):
+                head, text = f"[{call}] {entry['role']}", str(entry["content"])
+            else:
+                return None
+            lines.append(head)
+            lines.append(textwrap.indent(text, "  ") if text else "  (empty)")
+    return "\n".join(lines)
+
+
+def _ordered(row: dict[str, Any]) -> list[str]:
+    """The core columns a row has, in their declared order, then the rest in its order."""
+    return [c for c in CORE if c in row] + [c for c in row if c not in CORE]
+
+
 def render_record(row: dict[str, Any], columns: Sequence[str] | None = None) -> str:
-    """One record as text: leading fields first, JSON decoded and indented, empty ones left
-    out unless asked for by name."""
-    names = list(columns) if columns else (
-        [c for c in LEADING if c in row] + sorted(c for c in row if c not in LEADING))
+    """One record as text: the core columns first, JSON decoded and indented (the prompt's
+    messages and the replies verbatim), empty ones left out unless asked for by name."""
+    names = list(columns) if columns else _ordered(row)
     lines = []
     for name in names:
         if name not in row:
@@ -103,8 +157,10 @@ def render_record(row: dict[str, Any], columns: Sequence[str] | None = None) -> 
         value = _decoded(name, row[name])
         if not columns and value in (None, "", [], {}):
             continue
-        text = _block(value)
-        if "\n" in text or len(text) > 80:
+        text = (_calls_block(value) if name in _CALLS and isinstance(value, dict) else None)
+        if text is None:
+            text = _block(value)
+        if "\n" in text or len(text) > 80 or name in _CALLS and isinstance(value, dict):
             lines.append(f"{name}:")
             lines.append(textwrap.indent(text, "    "))
         else:

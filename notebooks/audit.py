@@ -99,7 +99,7 @@ reference.select('rule_id', 'verdict', 'expected') if reference is not None else
 
 # %%
 translations = audit.translation_table(results)
-translations.write_parquet(out / 'translations.parquet')
+audit.RECORDS.write(audit.translation_records(results, trs, rule_table), out)
 write_table(translations.select('rule_id', 'translator', 'status', 'finish_reason',
                                 'capped', 'completion_tokens', 'run_outcome',
                                 'run_message', 'run_n_applies', 'run_n_errors'),

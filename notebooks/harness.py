@@ -91,7 +91,7 @@ systems = build_ablations(backend, p.ablations, config=harness_config, store=sto
                           embedder=embedder, retriever=cal.retriever, policy=cal.policy)
 with timed('ablations'):
     frame = hs.run(systems, items, batch_size=p.batch_size)
-frame.write_parquet(out / 'items.parquet')
+hs.RECORDS.write(frame, out)
 accuracy = hs.accuracy_table(frame)
 write_table(accuracy, out / 'ablations', title='Accuracy by harness configuration')
 accuracy

@@ -117,7 +117,7 @@ ladder = pddl.LadderConfig(variants=tuple(p.variants), parse_max_tokens=p.parse_
                            answer_max_tokens=p.answer_max_tokens, seed=p.seed,
                            structured=p.structured)
 records = pddl.run_ladder(backend, examples, ladder)
-records.write_parquet(out / 'records.parquet')
+pddl.RECORDS.write(records, out)
 records.height
 
 # %%
@@ -179,7 +179,7 @@ failures
 #
 
 # %%
-chance = chance_table(records, ['source', 'variant'])
+chance = chance_table(records, ['source', 'system'])
 write_table(chance, out / 'chance', title='Accuracy against chance')
 chance
 

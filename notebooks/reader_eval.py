@@ -61,7 +61,7 @@ bench_items, skipped = ev.load_bench_heads(p.benchmarks, p.n_per_benchmark)
 # %%
 with timed("reader and baselines"):
     result = ev.evaluate(chosen, pair_records, bench_items, batch_size=p.batch_size)
-result.items.write_parquet(out / 'items.parquet')
+ev.RECORDS.write(result.items, out)
 result.items.height
 
 # %% [markdown]

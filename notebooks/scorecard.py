@@ -49,7 +49,7 @@ from cogrsi_lib.scorecard import (
     scorecard_table,
     stage,
 )
-from cogrsi_lib.scorecard.runs import stack
+from cogrsi_lib.scorecard.runs import RECORDS, stack, stage_records
 from cogrsi_lib.scorecard.selfpred import curve_chart
 from cogrsi_lib.stats import chance_table
 
@@ -89,8 +89,7 @@ frozen = stage.targets_for(settings, frozen, backend, str(root) if root else Non
 print('Suite D cross-agent target:', frozen.suites.cross_targets[0].description)
 runs = stage.run_variants(backend, frozen.suites, variants, settings['reply_caps'],
                           settings['structured'])
-records = [r for run in runs.values() for r in run.task_records()]
-records_to_frame(records).write_parquet(out / 'records.parquet')
+RECORDS.write(stage_records(runs), out)
 print(backend.identity, {v: len(run.task_records()) for v, run in runs.items()})
 
 # %% [markdown]

@@ -89,7 +89,7 @@ items += compare.traced_items(items, p.eval_traced)
 base = build_backend(p.llm, base_dir=root)
 trained = build_backend({**p.llm, 'adapter': str(adapter)}, base_dir=root)
 records = pl.concat([compare.ask(base, items, 'base'), compare.ask(trained, items, 'trained')])
-records.write_parquet(out / 'records.parquet')
+compare.RECORDS.write(records, out)
 table = compare.compare(records, n_resamples=p.bootstrap_resamples, seed=p.eval_seed)
 write_table(table, out / 'base_vs_trained', title='Base vs trained: accuracy and paired difference')
 table

@@ -13,6 +13,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    "RECORDS": "report",
     # the API translated code sees, and the sample it runs on
     "API_VERSION": "api",
     "AuditSample": "snapshot",
@@ -59,6 +60,7 @@ _EXPORTS = {
     "counterexample_examples": "report",
     "counterexample_summary": "report",
     "expected_check": "report",
+    "translation_records": "report",
     "translation_table": "report",
     "translator_table": "report",
     "trial_gain_bins": "report",

@@ -4,7 +4,8 @@ Everything is computed from the per-rule audit records: the verdict table (one r
 rule, joined with its source's arm, round, admission and trial gain), the verdicts by arm
 (the share of invalid rules among all and among decided ones, and among admitted ones),
 the trial-gain distributions of valid and invalid rules with their difference and total
-variation distance, and the translator roles.
+variation distance, and the translator roles. The translations are also the stage's
+records (:data:`RECORDS`, ``records.parquet``: one per rule and translator).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from cogrsi_lib.audit.snapshot import AuditSample
 from cogrsi_lib.audit.translate import Translator
 from cogrsi_lib.audit.verdict import VERDICTS
 from cogrsi_lib.oracle.render import render
+from cogrsi_lib.records_schema import RecordSchema, calls_json, messages_of
 
 
 class ExpectedVerdictError(AssertionError):
@@ -40,6 +42,49 @@ def translation_table(audits: Sequence[RuleAudit]) -> pl.DataFrame:
     """One row per rule and translator: reply, code, status, cap, sandbox outcome."""
     return pl.DataFrame([r for a in audits for r in a.translation_rows()],
                         infer_schema_length=None)
+
+
+#: the audit's records (``records.parquet``): one per rule and translator, the core as
+#: :mod:`cogrsi_lib.records_schema` defines it for a translation (``system`` the translator,
+#: ``item_id``/``story_id`` the rule, ``source`` its arm, ``answer`` the code, no gold), then
+#: the translation's cap and finish and its sandbox run on the sample (``run_*``)
+RECORDS = RecordSchema("audit", {
+    "rule_sha": pl.Utf8, "prompt_wording": pl.Utf8, "finish_reason": pl.Utf8,
+    "capped": pl.Boolean, "max_tokens": pl.Int64, "structured": pl.Boolean, "error": pl.Utf8,
+    "run_outcome": pl.Utf8, "run_message": pl.Utf8, "run_n_applies": pl.Int64,
+    "run_n_errors": pl.Int64, "run_n_no_answer": pl.Int64, "run_error_samples_json": pl.Utf8,
+    "run_isolation": pl.Utf8,
+})
+
+
+def translation_records(audits: Sequence[RuleAudit], translators: Sequence[Translator],
+                        rules: pl.DataFrame) -> pl.DataFrame:
+    """The translations of ``audits`` as the stage's records (:data:`RECORDS`); the
+    translators give each call's messages, ``rules`` each rule's arm."""
+    by_name = {t.name: t for t in translators}
+    arms = dict(zip(rules["rule_id"], rules["arm"], strict=True))
+    rows = []
+    for a in audits:
+        for t in a.translation_rows():
+            translator = by_name[t["translator"]]
+            rows.append({
+                "run": 0, "system": t["translator"], "model": t["model"],
+                "source": arms.get(a.rule_id), "item_id": a.rule_id, "story_id": a.rule_id,
+                "prompt": calls_json({"translation": messages_of(translator.messages(a.text))}),
+                "reply": calls_json({"translation": [t["reply"]]}),
+                "parse_status": t["status"], "answer": t["code"],
+                "calls": 1, "cached_calls": int(t["from_cache"]),
+                "prompt_tokens": t["prompt_tokens"], "completion_tokens": t["completion_tokens"],
+                "rule_sha": t["rule_sha"], "prompt_wording": t["prompt"],
+                "finish_reason": t["finish_reason"], "capped": t["capped"],
+                "max_tokens": t["max_tokens"], "structured": t["structured"],
+                "error": t["error"], "run_outcome": t["run_outcome"],
+                "run_message": t["run_message"], "run_n_applies": t["run_n_applies"],
+                "run_n_errors": t["run_n_errors"], "run_n_no_answer": t["run_n_no_answer"],
+                "run_error_samples_json": t["run_error_samples"],
+                "run_isolation": t["run_isolation"],
+            })
+    return RECORDS.frame(rows)
 
 
 def verdicts_by_arm(verdicts: pl.DataFrame, column: str = "verdict") -> pl.DataFrame:

@@ -25,8 +25,16 @@ from cogrsi_lib.harness.selector import ABLATION_MODES, Activation, coverage, gu
 from cogrsi_lib.harness.taxonomy import annotate
 from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
-from cogrsi_lib.reader.records import ItemRecord, row_schema
+from cogrsi_lib.reader.records import ITEM_COLUMNS, ItemRecord
 from cogrsi_lib.reader.system import run_system
+from cogrsi_lib.records_schema import RecordSchema
+
+#: the harness's records (``records.parquet``): the core, the reader's columns, the item's
+#: annotation (:mod:`cogrsi_lib.harness.taxonomy`) and its text
+RECORDS = RecordSchema("harness", {
+    **ITEM_COLUMNS, "family": pl.Utf8, "dimension": pl.Utf8, "tag": pl.Utf8,
+    "story": pl.Utf8, "question": pl.Utf8, "options_json": pl.Utf8,
+})
 
 
 def evaluation_items(
@@ -115,20 +123,22 @@ def run(
     items: Mapping[str, Sequence[ReaderItem]],
     batch_size: int = 64,
 ) -> pl.DataFrame:
-    """One row per (system, item) with the source and the item's annotation."""
+    """One record per (system, item) (:data:`RECORDS`) with the source and the item's
+    annotation."""
     rows: list[dict[str, Any]] = []
     for source, its in items.items():
         for system in systems:
             phase("harness on %s", source)
             records = run_system(system, its, batch_size)
             rows.extend(_row(source, it, rec) for it, rec in zip(its, records, strict=True))
-    return pl.DataFrame(rows, schema_overrides=row_schema(), infer_schema_length=None)
+    return RECORDS.frame(rows)
 
 
 def _row(source: str, item: ReaderItem, rec: ItemRecord) -> dict[str, Any]:
     a = annotate(item)
     row = rec.to_row()
     row.update(
+        run=0,
         source=source,
         family=a.family if a else None,
         dimension=a.dimension if a else None,
@@ -143,7 +153,7 @@ def accuracy_table(frame: pl.DataFrame) -> pl.DataFrame:
     both = pl.concat([frame, frame.with_columns(source=pl.lit("all"))])
     return (both.group_by("source", "system", maintain_order=True)
             .agg(questions=pl.len(), accuracy=pl.col("correct").fill_null(False).mean(),
-                 unparsed=(pl.col("status") != "ok").sum(),
+                 unparsed=(pl.col("parse_status") != "ok").sum(),
                  calls_per_q=pl.col("calls").mean(), tokens_per_q=pl.col("total_tokens").mean())
             .sort("source", "system"))  # fmt: skip
 

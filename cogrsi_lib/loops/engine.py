@@ -30,12 +30,13 @@ from cogrsi_lib.loops.cohorts import CohortSampler, schedule
 from cogrsi_lib.loops.devdata import pair_items
 from cogrsi_lib.loops.gates import CandidateView, Gate, GateResult
 from cogrsi_lib.loops.library import Artifact, artifact_from_json, empty_artifact
+from cogrsi_lib.loops.records import round_records
 from cogrsi_lib.loops.registration import Scored, Verdict, cohort_gain, select, verdict
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.progress import phase
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.principles import principle_id
-from cogrsi_lib.reader.records import ItemRecord, records_to_frame
+from cogrsi_lib.reader.records import ItemRecord
 
 STATE_VERSION = 1
 
@@ -215,7 +216,7 @@ class Loop:
         discovery = sampler.draw(s.discovery_size)
         trials = [sampler.draw(s.trial_size) for _ in range(s.n_trials)]
         rnd = _Round(self.arm.name, self.seed, r, incumbent.principle(), discovery, trials,
-                     s.log_items)
+                     s.log_items, [*self.pool, *self.pair_items])
         disc = self._discover(rnd)
         replies, candidates, reply_candidate = self._build(incumbent, disc.groups)
         trial = self._trials(rnd, candidates)
@@ -386,6 +387,7 @@ class _Round:
     discovery: list[ReaderItem]
     trials: list[list[ReaderItem]]
     log_all: bool
+    known: list[ReaderItem]  # the items the loop draws from (looked up by the records)
     item_frames: list[pl.DataFrame] = field(default_factory=list)
     pid: str = field(init=False)  # the incumbent's principle id
     flat: list[ReaderItem] = field(init=False)  # the trial cohorts, one after the other
@@ -402,10 +404,8 @@ class _Round:
                   cand: int | None) -> None:
         """Keep the records of one answered cohort (with ``log_items``) for the items table."""
         if self.log_all and recs:
-            self.item_frames.append(records_to_frame(recs).with_columns(
-                pl.lit(self.arm).alias("arm"), pl.lit(self.seed).alias("seed"),
-                pl.lit(self.r).alias("round"), pl.lit(cohort).alias("cohort"),
-                pl.lit(role).alias("role"), pl.lit(cand, dtype=pl.Int64).alias("candidate")))
+            self.item_frames.append(round_records(recs, self.known, self.arm, self.seed,
+                                                  self.r, cohort, role, cand))
 
 
 class _Discovery(NamedTuple):

@@ -1,6 +1,6 @@
 """Scoring learned principles on questions no registration step saw (CogRSI §5.2-5.3, C.2).
 
-- :func:`score_principles`: per-question correctness of several principles on the same items
+- :func:`score_principles`: per-question records of several principles on the same items
   (the final cohort of 300: no principle, the expert principle, the loop's principle).
 - :func:`pair_scores`: pair validity of principles on counterfactual pair records.
 - :func:`heldout_candidates`: every candidate that reached registration and its incumbent on
@@ -14,14 +14,11 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from cogrsi_lib.loops.devdata import pair_items
+from cogrsi_lib.loops.records import final_records
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.pairs.validity import pair_validity
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.principles import EXPERT_PRINCIPLE, NO_PRINCIPLE, principle_id
-
-SCORE_SCHEMA = {"label": pl.Utf8, "principle_id": pl.Utf8, "item_id": pl.Utf8,
-                "story_id": pl.Utf8, "group": pl.Utf8, "answer": pl.Utf8, "gold": pl.Utf8,
-                "correct": pl.Boolean, "n_options": pl.Int64}
 
 
 def reference_principles() -> dict[str, str]:
@@ -30,17 +27,12 @@ def reference_principles() -> dict[str, str]:
 
 
 def score_principles(scorer: Scorer, items: Sequence[ReaderItem],
-                     principles: Mapping[str, str]) -> pl.DataFrame:
-    """One row per (principle label, item): the answer and whether it is right."""
-    rows = []
-    for label, text in principles.items():
-        for it, rec in zip(items, scorer.answer(text, items), strict=True):
-            rows.append({"label": label, "principle_id": principle_id(text),
-                         "item_id": it.item_id, "story_id": it.story,
-                         "group": str(it.meta.get("group", "")), "answer": rec.answer,
-                         "gold": rec.gold, "correct": bool(rec.correct),
-                         "n_options": len(it.options) if it.options else None})
-    return pl.DataFrame(rows, schema=SCORE_SCHEMA) if rows else pl.DataFrame(schema=SCORE_SCHEMA)
+                     principles: Mapping[str, str], seed: int = 0) -> pl.DataFrame:
+    """One record per (principle label, item) of seed ``seed``'s final cohort, in the loops'
+    records (:data:`cogrsi_lib.loops.records.RECORDS`; the answer, whether it is right,
+    the calls behind it); :func:`cogrsi_lib.loops.records.final_scores` tabulates them."""
+    answers = {label: scorer.answer(text, items) for label, text in principles.items()}
+    return final_records(answers, items, principles, seed)
 
 
 #: columns of :func:`pair_scores` (fixed: a split without flip or same pairs keeps its types)

@@ -41,6 +41,7 @@ from cogrsi_lib.loops.evaluate import (
 )
 from cogrsi_lib.loops.gates import AuditRegistrationGate, CounterfactualGate, Gate
 from cogrsi_lib.loops.gepa_arm import run_gepa
+from cogrsi_lib.loops.records import RECORDS, final_scores, stage_records
 from cogrsi_lib.loops.scripted import ScriptedWorld
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.oracle.situations import sampler_config
@@ -170,19 +171,25 @@ def audit_gate(cfg: StageConfig) -> AuditRegistrationGate:
 
 @dataclass
 class StageRun:
-    """Everything the notebook tabulates."""
+    """Everything the notebook tabulates; ``records`` are the stage's records
+    (:mod:`cogrsi_lib.loops.records`: the final cohort, and the rounds' with ``log_items``)."""
 
     rounds: pl.DataFrame
     candidates: pl.DataFrame
     cohorts: pl.DataFrame
     replies: pl.DataFrame
-    final_scores: pl.DataFrame
+    records: pl.DataFrame
     heldout: pl.DataFrame
     gate_pairs: pl.DataFrame
     eval_pairs: pl.DataFrame
     gepa: pl.DataFrame
     principles: pl.DataFrame
     arms: dict[str, str]
+
+    @property
+    def final_scores(self) -> pl.DataFrame:
+        """The final cohort: one row per seed, principle label and item, right or not."""
+        return final_scores(self.records)
 
 
 def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
@@ -196,8 +203,8 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
     arms = cfg.arm_configs()
     audit = audit_gate(cfg) if any("audit" in a.gates for a in arms) else None
     parts: dict[str, list[pl.DataFrame]] = {k: [] for k in (
-        "rounds", "candidates", "cohorts", "replies", "final", "heldout", "gate", "eval",
-        "gepa", "principles")}
+        "rounds", "candidates", "cohorts", "replies", "final", "items", "heldout", "gate",
+        "eval", "gepa", "principles")}
     for seed in cfg.seeds:
         sched = schedule(data.pool, seed, cfg.rounds, cfg.discovery_size, cfg.trial_size,
                          cfg.n_trials, cfg.final_size)
@@ -221,6 +228,8 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
             learned[arm.name] = res.principle
             for name in ("rounds", "candidates", "cohorts", "replies"):
                 parts[name].append(res.table(name))
+            if cfg.log_items:
+                parts["items"].append(res.table("items"))
             parts["heldout"].append(heldout_candidates(
                 evaluator, res.table("candidates"), res.table("rounds"), heldout))
         if cfg.run_gepa and seed in cfg.gepa_seeds:
@@ -235,8 +244,7 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
             parts["gepa"].append(g.candidates.with_columns(
                 seed=pl.lit(seed), metric_calls=pl.lit(g.metric_calls),
                 reflection_calls=pl.lit(g.reflection_calls)))
-        parts["final"].append(score_principles(evaluator, final, learned)
-                              .with_columns(seed=pl.lit(seed)))
+        parts["final"].append(score_principles(evaluator, final, learned, seed))
         parts["gate"].append(pair_scores(evaluator, data.gate, learned)
                              .with_columns(seed=pl.lit(seed)))
         if cfg.eval_pairs:
@@ -254,16 +262,17 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
     if cfg.run_gepa:
         arm_text[GEPA] = f"GEPA (Pareto), {cfg.gepa_budget} reader evaluations"
     return StageRun(cat("rounds"), cat("candidates"), cat("cohorts"), cat("replies"),
-                    cat("final"), cat("heldout"), cat("gate"), cat("eval"), cat("gepa"),
-                    cat("principles"), arm_text)
+                    stage_records(parts["final"] + parts["items"]), cat("heldout"),
+                    cat("gate"), cat("eval"), cat("gepa"), cat("principles"), arm_text)
 
 
 def write_logs(run: StageRun, out: str | Path) -> list[Path]:
-    """The pooled logs and scores as parquet under ``out``."""
+    """The pooled logs and scores as parquet under ``out``, and the stage's records
+    (``records.parquet``)."""
     out = Path(out)
-    paths = []
-    for name in ("rounds", "candidates", "cohorts", "replies", "final_scores", "heldout",
-                 "gate_pairs", "eval_pairs", "gepa", "principles"):
+    paths = [RECORDS.write(run.records, out)]
+    for name in ("rounds", "candidates", "cohorts", "replies", "heldout", "gate_pairs",
+                 "eval_pairs", "gepa", "principles"):
         df: pl.DataFrame = getattr(run, name)
         p = out / f"{name}.parquet"
         df.write_parquet(p)

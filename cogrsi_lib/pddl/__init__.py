@@ -41,7 +41,7 @@ from cogrsi_lib.pddl.examples import (
     oracle_examples,
 )
 from cogrsi_lib.pddl.executor import Executor, Rejection, Step, Trace, execute
-from cogrsi_lib.pddl.ladder import VARIANTS, LadderConfig, make_backend, run_ladder
+from cogrsi_lib.pddl.ladder import RECORDS, VARIANTS, LadderConfig, make_backend, run_ladder
 from cogrsi_lib.pddl.oracle_map import GoldPDDL, Mismatch, cross_check, gold_pddl
 from cogrsi_lib.pddl.parse import (
     GroundAction,
@@ -54,10 +54,10 @@ from cogrsi_lib.pddl.problem import Task, compile_problem
 from cogrsi_lib.pddl.render import trace_text
 
 __all__ = [
-    "VARIANTS", "BenchmarkSample", "CompiledDomain", "DomainError", "Example", "Executor",
-    "GoldPDDL", "GroundAction", "LadderConfig", "Mismatch", "ParseFailure", "Rejection", "Step",
-    "Task", "Trace", "benchmark_examples", "classify", "compare_traces", "compile_domain",
-    "compile_problem", "cross_check", "domain_text", "execute", "gold_pddl", "item_example",
-    "make_backend", "oracle_examples", "parse_actions_text", "parse_domain_text",
+    "RECORDS", "VARIANTS", "BenchmarkSample", "CompiledDomain", "DomainError", "Example",
+    "Executor", "GoldPDDL", "GroundAction", "LadderConfig", "Mismatch", "ParseFailure",
+    "Rejection", "Step", "Task", "Trace", "benchmark_examples", "classify", "compare_traces",
+    "compile_domain", "compile_problem", "cross_check", "domain_text", "execute", "gold_pddl",
+    "item_example", "make_backend", "oracle_examples", "parse_actions_text", "parse_domain_text",
     "parse_problem_text", "predefined_domain", "project", "run_ladder", "trace_text",
 ]

@@ -60,6 +60,7 @@ from cogrsi_lib.pddl.parse import (
 from cogrsi_lib.pddl.problem import Task
 from cogrsi_lib.pddl.render import actions_text, init_text, options_text, trace_text
 from cogrsi_lib.reader.prompts import FREE_ANSWER_CHARS
+from cogrsi_lib.records_schema import RecordSchema, calls_json, messages_of
 
 T = TypeVar("T")
 VARIANTS = ("no_verification", "no_domain", "full")
@@ -91,6 +92,7 @@ class _Run:
 
     example: Example
     ledger: CallLedger = field(default_factory=CallLedger)
+    prompts: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     replies: dict[str, str] = field(default_factory=dict)
     domain: CompiledDomain | ParseFailure | None = None
     task: Task | ParseFailure | None = None
@@ -116,8 +118,9 @@ def _call(backend: Backend, runs: list[_Run], role: str, prompts: list[str],
     reqs = [Request((Message("system", P.SYSTEM), Message("user", p)), params, f, cfg.structured)
             for p, f in zip(prompts, formats, strict=True)]
     outs = backend.generate(reqs)
-    for run, completions in zip(runs, outs, strict=True):
+    for run, req, completions in zip(runs, reqs, outs, strict=True):
         run.ledger.add(role, completions)
+        run.prompts[role] = messages_of(req.messages)
         run.replies[role] = completions[0].text
 
 
@@ -220,7 +223,8 @@ def _parse_calls_1_2(variant: str, run: _Run, domain: CompiledDomain,
 def run_ladder(
     backend: Backend, examples: Sequence[Example], cfg: LadderConfig | None = None
 ) -> pl.DataFrame:
-    """Run every variant on every example; one record per (variant, example)."""
+    """Run every variant on every example; one record per (variant, example), in
+    :data:`RECORDS` (``system`` is the variant)."""
     cfg = cfg or LadderConfig()
     domain = predefined_domain()
     gold_traces = _gold_traces(examples, domain)
@@ -249,9 +253,9 @@ def run_ladder(
               [answer_prompt(variant, r, f) for r, f in zip(runs, fmt3, strict=True)], fmt3,
               cfg.answer_max_tokens, cfg)
         for r, f in zip(runs, fmt3, strict=True):
-            rows.append({"model": backend.identity, "structured": cfg.structured,
+            rows.append({"model": backend.model, "structured": cfg.structured,
                          **_record(variant, r, gold_traces.get(r.example.story_id), f)})
-    return pl.DataFrame(rows, schema=RECORD_SCHEMA)
+    return RECORDS.frame(rows)
 
 
 def _gold_traces(examples: Sequence[Example], domain: CompiledDomain) -> dict[str, Trace]:
@@ -318,64 +322,65 @@ def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> di
         t for _, t in ex.options)) if trace else [])
     issues = list(run.task.issues) if isinstance(run.task, Task) else []
     total = run.ledger.total()
+    parse_status, _, parse_reason = status.partition(": ")
     return {
-        "variant": variant,
-        "example_id": ex.id,
+        "run": 0,
+        "system": variant,
         "source": ex.source,
+        "item_id": ex.id,
         "story_id": ex.story_id,
+        "prompt": calls_json(run.prompts),
+        "reply": calls_json({k: [v] for k, v in run.replies.items()}),
+        "parse_status": parse_status,
+        "answer": answer,
+        "gold": ex.gold,
+        "correct": correct,
+        "n_options": len(ex.options) or None,
+        "calls": total.calls,
+        "cached_calls": total.cached_calls,
+        "prompt_tokens": total.prompt_tokens,
+        "completion_tokens": total.completion_tokens,
         "unit": str(ex.item.group_id or ex.story_id) if ex.item is not None else ex.story_id,
         "category": ex.category,
         "false_belief": ex.false_belief,
         "question": ex.question,
-        "n_options": len(ex.options) or None,
-        "gold": ex.gold,
-        "answer": answer,
-        "answer_status": status,
+        "parse_reason": parse_reason,
         "score": value,
-        "correct": correct,
         "domain_status": d_status,
         "domain_message": d_msg,
         "problem_status": p_status,
         "problem_message": p_msg,
-        "problem_issues": json.dumps(issues),
+        "problem_issues_json": json.dumps(issues),
         "actions_status": a_status,
         "actions_message": a_msg,
         "n_candidates": len(run.actions) if isinstance(run.actions, tuple) else 0,
         "n_verified": len(trace.steps) if trace else 0,
         "n_rejected": len(trace.rejected) if trace else 0,
-        "rejected": json.dumps(rejected),
+        "rejected_json": json.dumps(rejected),
         "n_relevant_rejected": len(relevant),
         "trace_correct": trace_correct,
         "trace_diff": trace_diff,
         "failure": classify(correct, answer_ok, parse_failed, trace_correct, len(relevant)),
-        "calls": total.calls,
-        "cached_calls": total.cached_calls,
-        "prompt_tokens": total.prompt_tokens,
-        "completion_tokens": total.completion_tokens,
         "latency_s": total.latency_s,
-        "usage": json.dumps(run.ledger.to_dict(), sort_keys=True),
-        "reply_problem": run.replies["problem"],
-        "reply_actions": run.replies["actions"],
-        "reply_answer": run.replies["answer"],
+        "usage_json": json.dumps(run.ledger.to_dict(), sort_keys=True),
     }
 
 
-RECORD_SCHEMA: dict[str, Any] = {
-    "model": pl.Utf8, "structured": pl.Boolean, "variant": pl.Utf8, "example_id": pl.Utf8,
-    "source": pl.Utf8,
-    "story_id": pl.Utf8, "unit": pl.Utf8, "category": pl.Utf8, "false_belief": pl.Boolean,
-    "question": pl.Utf8, "n_options": pl.Int64, "gold": pl.Utf8,
-    "answer": pl.Utf8, "answer_status": pl.Utf8, "score": pl.Float64, "correct": pl.Boolean,
-    "domain_status": pl.Utf8, "domain_message": pl.Utf8, "problem_status": pl.Utf8,
-    "problem_message": pl.Utf8, "problem_issues": pl.Utf8, "actions_status": pl.Utf8,
-    "actions_message": pl.Utf8, "n_candidates": pl.Int64, "n_verified": pl.Int64,
-    "n_rejected": pl.Int64, "rejected": pl.Utf8, "n_relevant_rejected": pl.Int64,
-    "trace_correct": pl.Boolean,
-    "trace_diff": pl.Utf8, "failure": pl.Utf8, "calls": pl.Int64, "cached_calls": pl.Int64,
-    "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "latency_s": pl.Float64,
-    "usage": pl.Utf8, "reply_problem": pl.Utf8, "reply_actions": pl.Utf8,
-    "reply_answer": pl.Utf8,
-}
+#: PDDL-Mind's records (``records.parquet``): the core (``system`` is the ladder variant;
+#: ``prompt``/``reply`` hold the ``problem``, ``actions`` and ``answer`` calls;
+#: ``parse_status`` is the answer's, ``ok`` or ``unparsed``, the reason in ``parse_reason``)
+#: and each step's outcome: parsed parts, verified and rejected actions, the trace against
+#: the gold trace, the failure class
+RECORDS = RecordSchema("pddl_mind", {
+    "structured": pl.Boolean, "unit": pl.Utf8, "category": pl.Utf8,
+    "false_belief": pl.Boolean, "question": pl.Utf8, "parse_reason": pl.Utf8,
+    "score": pl.Float64, "domain_status": pl.Utf8, "domain_message": pl.Utf8,
+    "problem_status": pl.Utf8, "problem_message": pl.Utf8, "problem_issues_json": pl.Utf8,
+    "actions_status": pl.Utf8, "actions_message": pl.Utf8, "n_candidates": pl.Int64,
+    "n_verified": pl.Int64, "n_rejected": pl.Int64, "rejected_json": pl.Utf8,
+    "n_relevant_rejected": pl.Int64, "trace_correct": pl.Boolean, "trace_diff": pl.Utf8,
+    "failure": pl.Utf8, "latency_s": pl.Float64, "usage_json": pl.Utf8,
+})
 
 
 def make_backend(

@@ -1,5 +1,6 @@
 """Tables and a chart of the ladder, computed from the per-example records (PDDL-Mind Table 1,
-Table 2, and the §4 failure analysis).
+Table 2, and the §4 failure analysis). The records name the ladder variant ``system``
+(:data:`cogrsi_lib.pddl.ladder.RECORDS`); the tables call it ``variant``.
 
 * :func:`ladder_table`: per source and variant, accuracy with the parse and verification
   rates, calls and tokens per example (Table 1 of the ladder);
@@ -26,6 +27,7 @@ from cogrsi_lib.pddl.ladder import VARIANTS
 from cogrsi_lib.pddl.oracle_map import cross_check
 
 _ORDER = {v: i for i, v in enumerate(VARIANTS)}
+_VARIANT = pl.col("system").alias("variant")
 
 
 def _sorted(df: pl.DataFrame, *keys: str) -> pl.DataFrame:
@@ -35,10 +37,10 @@ def _sorted(df: pl.DataFrame, *keys: str) -> pl.DataFrame:
 
 def ladder_table(records: pl.DataFrame) -> pl.DataFrame:
     """One row per (source, variant)."""
-    out = records.group_by("model", "source", "variant").agg(
+    out = records.group_by("model", "source", _VARIANT).agg(
         pl.len().alias("n"),
         pl.col("score").mean().alias("accuracy"),
-        (pl.col("answer_status") == "ok").mean().alias("answer_parsed"),
+        (pl.col("parse_status") == "ok").mean().alias("answer_parsed"),
         (pl.col("problem_status") == "ok").mean().alias("problem_parsed"),
         (pl.col("actions_status") == "ok").mean().alias("actions_parsed"),
         pl.col("n_candidates").mean().alias("candidates"),
@@ -54,7 +56,7 @@ def ladder_table(records: pl.DataFrame) -> pl.DataFrame:
 
 def category_table(records: pl.DataFrame) -> pl.DataFrame:
     """Accuracy per (source, category, variant)."""
-    out = records.group_by("source", "category", "variant").agg(
+    out = records.group_by("source", "category", _VARIANT).agg(
         pl.len().alias("n"), pl.col("score").mean().alias("accuracy"))
     return _sorted(out, "source", "category")
 
@@ -89,7 +91,7 @@ def all_table(records: pl.DataFrame, sources: Sequence[str] = ("fantom",)) -> pl
     """Per source and variant: the per-question accuracy and the All metric, the share of
     units (FANToM: question sets) whose every question is answered right (PDDL-Mind §4.1;
     the sample draws whole units, :data:`~cogrsi_lib.pddl.examples.WHOLE_UNITS`)."""
-    sub = records.filter(pl.col("source").is_in(list(sources)))
+    sub = records.filter(pl.col("source").is_in(list(sources))).with_columns(_VARIANT)
     per_unit = sub.group_by("source", "variant", "unit").agg(
         pl.len().alias("questions"), pl.col("correct").all().alias("solved"))
     acc = sub.group_by("source", "variant").agg(pl.len().alias("n"),
@@ -101,7 +103,7 @@ def all_table(records: pl.DataFrame, sources: Sequence[str] = ("fantom",)) -> pl
 
 def failure_table(records: pl.DataFrame) -> pl.DataFrame:
     """Wrong answers per (source, variant, failure class), with their share of the wrong."""
-    wrong = records.filter(~pl.col("correct"))
+    wrong = records.filter(~pl.col("correct")).with_columns(_VARIANT)
     if wrong.is_empty():
         return pl.DataFrame(schema={"source": pl.Utf8, "variant": pl.Utf8, "failure": pl.Utf8,
                                     "n": pl.UInt32, "share": pl.Float64})

@@ -20,13 +20,20 @@ import polars as pl
 
 from cogrsi_lib.pairs.validity import PairValidity, pair_validity
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
-from cogrsi_lib.reader.records import row_schema
+from cogrsi_lib.reader.records import ITEM_COLUMNS
 from cogrsi_lib.reader.report import accuracy_table, cost_table
 from cogrsi_lib.reader.system import System, run_system
+from cogrsi_lib.records_schema import RecordSchema
 from cogrsi_lib.stats import chance_table, holm, paired_bootstrap
 
 PAIRS = "pairs"
 _META = ("source", "benchmark", "pair_id", "side", "form", "variant")
+#: reader_eval's records (``records.parquet``): the core, the reader's columns, the item's
+#: pair or benchmark, its score by the source's own rule and its text
+RECORDS = RecordSchema("reader_eval", {
+    **ITEM_COLUMNS, **dict.fromkeys(_META[1:], pl.Utf8), "score": pl.Float64,
+    "story": pl.Utf8, "question": pl.Utf8, "options_json": pl.Utf8,
+})
 
 
 def pair_items(records: pl.DataFrame) -> list[ReaderItem]:
@@ -269,7 +276,8 @@ def evaluate(
     batch_size: int = 64,
 ) -> ReaderEval:
     """Run ``systems`` on the pair versions of ``pair_records`` and on the benchmark items of
-    ``bench`` (name -> items); one row per system and item with its source and score."""
+    ``bench`` (name -> items); one record per system and item (:data:`RECORDS`) with its
+    source and score."""
     from cogrsi_lib.pairs.records import SCHEMA
 
     pair_records = pair_records if pair_records is not None else pl.DataFrame(schema=SCHEMA)
@@ -288,14 +296,13 @@ def evaluate(
         else:
             score = float(_judge(source, originals[(source, item.item_id)], rec.answer).value)
         rows.append({**{k: (None if v is None else str(v)) for k, v in meta.items()},
-                     **row, "score": score, **item.text_columns()})
-    frame = (pl.DataFrame(rows, schema_overrides=row_schema(), infer_schema_length=None)
-             if rows else pl.DataFrame())
-    return ReaderEval(frame, pair_records, bench, wall)
+                     **row, "run": 0, "score": score, **item.text_columns()})
+    return ReaderEval(RECORDS.frame(rows), pair_records, bench, wall)
 
 
 __all__ = [
     "PAIRS",
+    "RECORDS",
     "ReaderEval",
     "bench_items",
     "evaluate",

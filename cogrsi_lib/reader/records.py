@@ -1,8 +1,12 @@
 """Per-question records (DESIGN.md: question id, answer, gold, samples, calls, tokens, latency).
 
 Every system (the reader and each baseline) writes one :class:`ItemRecord` per question;
-tables are computed from these records, never typed in. ``to_row`` flattens a record for
-parquet: scalar columns plus JSON columns for the nested parts.
+tables are computed from these records, never typed in. ``to_row`` flattens a record into
+the stages' shared record columns (:mod:`cogrsi_lib.records_schema`: the core, ``stage``,
+``run`` and ``source`` aside, which the stage knows) and the reader's own,
+:data:`ITEM_COLUMNS`: scalar columns plus JSON columns for the nested parts. Each sample
+keeps the chat messages it was asked with, which go to the ``prompt`` column once per view
+rather than into ``samples_json``.
 """
 
 from __future__ import annotations
@@ -12,9 +16,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import polars as pl
+
 from cogrsi_lib.llm.accounting import CallLedger
-from cogrsi_lib.llm.types import Completion
+from cogrsi_lib.llm.types import Completion, Request
 from cogrsi_lib.reader.items import ReaderItem
+from cogrsi_lib.records_schema import RecordSchema, calls_json, messages_of
 
 
 @dataclass(frozen=True)
@@ -33,13 +40,15 @@ class SampleRecord:
     from_cache: bool
     structured: bool = False
     model: str = ""  # the backend's model name (a trained adapter is named in it)
+    prompt: tuple[tuple[str, str], ...] = ()  # (role, content) of the request's messages
 
     @classmethod
     def of(
-        cls, view: str, c: Completion, answer: str | None, status: str, reason: str
+        cls, view: str, c: Completion, answer: str | None, status: str, reason: str,
+        request: Request | None = None,
     ) -> SampleRecord:
-        """The record of one sample; a request that failed on its own is ``failed``, with
-        the backend's reason."""
+        """The record of one sample of ``request``; a request that failed on its own is
+        ``failed``, with the backend's reason."""
         if c.error:
             answer, status, reason = None, "failed", c.error
         return cls(
@@ -55,7 +64,14 @@ class SampleRecord:
             from_cache=c.from_cache,
             structured=c.structured,
             model=c.model,
+            prompt=tuple((m.role, m.content) for m in request.messages) if request else (),
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The sample as ``samples_json`` holds it (its prompt is in the ``prompt`` column)."""
+        d = asdict(self)
+        d.pop("prompt")
+        return d
 
 
 @dataclass(frozen=True)
@@ -111,24 +127,50 @@ class ItemRecord:
     def unparsed_samples(self) -> int:
         return sum(s.status != "ok" for s in self.samples)
 
+    def prompts_and_replies(self) -> tuple[dict[str, list[Any]], dict[str, list[str]]]:
+        """The answering samples' prompts and replies by view (``prompt``/``reply``); a view
+        asked with a second, different prompt is listed again as ``<view>#2``, ..."""
+        prompts: dict[str, list[Any]] = {}
+        replies: dict[str, list[str]] = {}
+        seen: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+        for s in self.samples:
+            key = seen.get((s.view, s.prompt))
+            if key is None:
+                n = sum(1 for v, _ in seen if v == s.view)
+                key = s.view if n == 0 else f"{s.view}#{n + 1}"
+                seen[(s.view, s.prompt)] = key
+                if s.prompt:
+                    prompts[key] = messages_of(s.prompt)
+            replies.setdefault(key, []).append(s.text)
+        return prompts, replies
+
     def to_row(self) -> dict[str, Any]:
+        """The record's columns: the shared core (but ``stage``, ``run`` and ``source``) and
+        :data:`ITEM_COLUMNS`."""
         usage = self.ledger.total()
         arb = self.arbitration
         per = self.perception
         models = sorted({s.model for s in self.samples if s.model})
+        prompts, replies = self.prompts_and_replies()
         return {
             "system": self.system,
             "model": ", ".join(models) or None,
             "item_id": self.item_id,
             "story_id": self.story_id,
-            "kind": self.kind,
-            "principle": self.principle,
+            "prompt": calls_json(prompts),
+            "reply": calls_json(replies),
+            "parse_status": self.status,
             "answer": self.answer,
-            "answer_text": self.answer_text,
-            "status": self.status,
             "gold": self.gold,
             "correct": self.correct,
             "n_options": self.n_options,
+            "calls": usage.calls,
+            "cached_calls": usage.cached_calls,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "kind": self.kind,
+            "principle": self.principle,
+            "answer_text": self.answer_text,
             "n_samples": len(self.samples),
             "unparsed_samples": self.unparsed_samples,
             "perception_status": per.status if per else "none",
@@ -136,14 +178,10 @@ class ItemRecord:
             "arbitration_reason": arb.reason if arb else "",
             "arbitration_choice": arb.choice if arb else None,
             "arbitration_status": arb.status if arb else "",
-            "calls": usage.calls,
-            "cached_calls": usage.cached_calls,
             "structured_calls": usage.structured_calls,
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens,
             "latency_s": usage.latency_s,
-            "samples_json": json.dumps([asdict(s) for s in self.samples], ensure_ascii=False),
+            "samples_json": json.dumps([s.to_dict() for s in self.samples], ensure_ascii=False),
             "vote_json": json.dumps(self.vote, ensure_ascii=False),
             "perception_json": json.dumps(asdict(per) if per else None, ensure_ascii=False),
             "arbitration_json": json.dumps(asdict(arb) if arb else None, ensure_ascii=False),
@@ -166,35 +204,24 @@ def new_record(system: str, item: ReaderItem, principle: str = "none") -> ItemRe
     )
 
 
-def row_schema() -> dict[str, Any]:
-    """The column types of :meth:`ItemRecord.to_row`, declared so that a column keeps its type
-    when every value of a run is null (e.g. no arbitration ran)."""
-    import polars as pl
-
-    text, count = pl.Utf8, pl.Int64
-    types: dict[str, Any] = dict.fromkeys(
-        ("system", "model", "item_id", "story_id", "kind", "principle", "answer", "answer_text",
-         "status", "gold", "perception_status", "arbitration_reason", "arbitration_choice",
-         "arbitration_status", "samples_json", "vote_json", "perception_json",
-         "arbitration_json", "usage_json", "extra_json"), text)
-    types.update(dict.fromkeys(
-        ("n_options", "n_samples", "unparsed_samples", "calls", "cached_calls",
-         "structured_calls", "prompt_tokens", "completion_tokens", "total_tokens"), count))
-    types.update(correct=pl.Boolean, arbitration_ran=pl.Boolean, latency_s=pl.Float64)
-    return types
+#: the reader's own record columns, beside the core (:mod:`cogrsi_lib.records_schema`)
+ITEM_COLUMNS: dict[str, Any] = {
+    "kind": pl.Utf8, "principle": pl.Utf8, "answer_text": pl.Utf8, "n_samples": pl.Int64,
+    "unparsed_samples": pl.Int64, "perception_status": pl.Utf8, "arbitration_ran": pl.Boolean,
+    "arbitration_reason": pl.Utf8, "arbitration_choice": pl.Utf8, "arbitration_status": pl.Utf8,
+    "structured_calls": pl.Int64, "total_tokens": pl.Int64, "latency_s": pl.Float64,
+    "samples_json": pl.Utf8, "vote_json": pl.Utf8, "perception_json": pl.Utf8,
+    "arbitration_json": pl.Utf8, "usage_json": pl.Utf8, "extra_json": pl.Utf8,
+}  # fmt: skip
+#: reader records tabulated outside a stage (``stage`` null)
+ITEM_RECORDS = RecordSchema(None, ITEM_COLUMNS)
 
 
-def records_to_frame(records: Sequence[ItemRecord]) -> Any:
-    """A polars DataFrame with one row per record, in :func:`row_schema`'s types."""
-    import polars as pl
-
-    schema = row_schema()
-    rows = [r.to_row() for r in records]
-    if rows and set(rows[0]) != set(schema):
-        raise AssertionError(f"row_schema() is not ItemRecord.to_row()'s columns: "
-                             f"{sorted(set(rows[0]) ^ set(schema))}")
-    order = list(rows[0]) if rows else list(schema)
-    return pl.DataFrame(rows, schema={c: schema[c] for c in order}, orient="row")
+def records_to_frame(records: Sequence[ItemRecord], schema: RecordSchema = ITEM_RECORDS,
+                     **columns: Any) -> pl.DataFrame:
+    """One row per record in ``schema`` (whose extension holds :data:`ITEM_COLUMNS`), with
+    ``columns`` (e.g. ``run=0``, ``source="pairs"``) set on every row."""
+    return schema.frame({**r.to_row(), **columns} for r in records)
 
 
 def write_records(records: Sequence[ItemRecord], path: str) -> None:

@@ -57,7 +57,7 @@ def accuracy_table(records: Sequence[ItemRecord] | Any) -> Any:
         .agg(
             pl.len().alias("questions"),
             pl.col("correct").cast(pl.Float64).mean().alias("accuracy"),
-            (pl.col("status") == "unparsed").sum().alias("unparsed_answers"),
+            (pl.col("parse_status") == "unparsed").sum().alias("unparsed_answers"),
             pl.col("unparsed_samples").sum().alias("unparsed_samples"),
             pl.col("n_samples").sum().alias("samples"),
             (pl.col("perception_status") == "malformed").sum().alias("perception_fallbacks"),

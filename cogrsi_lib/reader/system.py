@@ -74,6 +74,6 @@ def parse_samples(
     recs, answers = [], []
     for c in completions:
         p = read_answer(item, request.reply, c.text)
-        recs.append(SampleRecord.of(view, c, p.value, p.status, p.reason))
+        recs.append(SampleRecord.of(view, c, p.value, p.status, p.reason, request))
         answers.append(p.value)
     return recs, answers

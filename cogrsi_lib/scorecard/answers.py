@@ -25,7 +25,7 @@ from pydantic import Field
 
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.reply_format import ReplyFormat, reply_model
-from cogrsi_lib.llm.types import Completion
+from cogrsi_lib.llm.types import Completion, Request
 from cogrsi_lib.nested.items import NestedItem
 from cogrsi_lib.nested.reply import (
     ANSWER_FORMAT,
@@ -97,15 +97,16 @@ def answer_label(item: ReaderItem, answer: str) -> str:
 
 def json_record(
     system: str, item: ReaderItem, completion: Completion, reply: Reply,
-    role: str = "answer", view: str = "plain",
+    role: str = "answer", view: str = "plain", request: Request | None = None,
 ) -> ItemRecord:
-    """One record from one strictly parsed reply; the stated confidence goes to ``extra``."""
+    """One record from one strictly parsed reply to ``request``; the stated confidence goes
+    to ``extra``."""
     rec = new_record(system, item)
     rec.perception = PerceptionRecord("none")
     rec.ledger.add(role, [completion])
     label = answer_label(item, reply.answer) if reply.parsed and reply.answer else None
     rec.samples = [SampleRecord.of(view, completion, label, "ok" if label else "unparsed",
-                                   reply.error or "")]
+                                   reply.error or "", request)]
     rec.answer = label
     rec.answer_text = item.option_text(label)
     rec.status = "ok" if label is not None else "unparsed"

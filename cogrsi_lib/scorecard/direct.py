@@ -59,5 +59,5 @@ class DirectSystem:
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         reqs = [self.request(it) for it in items]
         outs = self.backend.generate(reqs)
-        return [json_record(self.name, it, cs[0], read_reply(r.reply, cs[0].text))
+        return [json_record(self.name, it, cs[0], read_reply(r.reply, cs[0].text), request=r)
                 for it, r, cs in zip(items, reqs, outs, strict=True)]

@@ -202,11 +202,12 @@ class PerspectiveSystem:
                 perspective_format(items[i], chain, self.state, self.max_tokens),
                 self.structured))
         outs = self.backend.generate(reqs) if reqs else []
-        for i, cs in zip(belief, outs, strict=True):
+        for i, req, cs in zip(belief, reqs, outs, strict=True):
             chain = item_chain(items[i]) or ()
             reply, st = parse_perspective(cs[0].text, items[i], chain, self.state,
                                           max_tokens=self.max_tokens)
-            rec = json_record(self.name, items[i], cs[0], reply, view="perspective")
+            rec = json_record(self.name, items[i], cs[0], reply, view="perspective",
+                              request=req)
             rec.extra["state"] = st
             out[i] = rec
         if other:

@@ -19,8 +19,9 @@ import polars as pl
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.nested.baselines import baseline_table
 from cogrsi_lib.nested.items import NestedItem
-from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.reader.records import ITEM_COLUMNS, ItemRecord, records_to_frame
 from cogrsi_lib.reader.system import System
+from cogrsi_lib.records_schema import RecordSchema
 from cogrsi_lib.scorecard.answers import NestedRun, cost_per_100, run_nested
 from cogrsi_lib.scorecard.applied import AppliedItem, AppliedRun, run_applied
 from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
@@ -35,6 +36,9 @@ from cogrsi_lib.scorecard.selfpred import (
 )
 from cogrsi_lib.scorecard.strategic import StrategicItem, StrategicRun, run_strategic
 
+#: the scorecard's records (``records.parquet``): the core (``source`` is the suite: ``nested``,
+#: ``applied`` or ``strategic``) and the reader's columns
+RECORDS = RecordSchema("scorecard", ITEM_COLUMNS)
 SELF_DESCRIPTION = ("a fresh copy of you, asked the task directly with a frozen prompt and no "
                     "memory of this conversation")
 
@@ -70,12 +74,21 @@ class SystemRun:
 
     def task_records(self) -> list[ItemRecord]:
         """The records of Suites A-C (the tasks that cost per 100 tasks is counted over)."""
-        out = list(self.nested.records)
+        return [r for _, recs in self.suite_records() for r in recs]
+
+    def suite_records(self) -> list[tuple[str, Sequence[ItemRecord]]]:
+        """:meth:`task_records` by suite: ``nested`` (A), ``applied`` (B), ``strategic`` (C)."""
+        out: list[tuple[str, Sequence[ItemRecord]]] = [("nested", self.nested.records)]
         if self.applied is not None:
-            out += list(self.applied.behaviour_records)
+            out.append(("applied", self.applied.behaviour_records))
         if self.strategic is not None:
-            out += list(self.strategic.records)
+            out.append(("strategic", self.strategic.records))
         return out
+
+    def records(self) -> pl.DataFrame:
+        """:meth:`task_records` as the stage's records (:data:`RECORDS`), source the suite."""
+        return pl.concat([records_to_frame(recs, RECORDS, run=0, source=suite)
+                          for suite, recs in self.suite_records()])
 
     def cost(self) -> dict[str, float]:
         return cost_per_100(self.task_records())
@@ -108,6 +121,12 @@ def run_suites(system: System, backend: Backend, suites: Suites,
                               PredictionLedger())
         selfpred = score_selfpred(ledger)
     return SystemRun(system.name, backend.identity, nested, applied, strategic, selfpred)
+
+
+def stage_records(runs: Mapping[str, SystemRun]) -> pl.DataFrame:
+    """Every run's Suite A-C records (:meth:`SystemRun.records`), run after run."""
+    parts = [run.records() for run in runs.values()]
+    return pl.concat(parts) if parts else RECORDS.empty()
 
 
 def stack(runs: Mapping[str, SystemRun], table: Callable[[SystemRun], pl.DataFrame]

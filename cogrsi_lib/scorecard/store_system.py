@@ -159,7 +159,7 @@ class StoreSystem:
                                 store_format(items[i], chain), self.structured))
         outs = self.backend.generate(reqs) if reqs else []
         for i, req, cs in zip(belief, reqs, outs, strict=True):
-            out[i] = self._record(items[i], cs[0], req.reply)
+            out[i] = self._record(items[i], cs[0], req)
         other = [i for i in range(len(items)) if out[i] is None]
         if other:
             for i, rec in zip(other, self.fallback.answer_batch([items[i] for i in other]),
@@ -168,7 +168,8 @@ class StoreSystem:
                 out[i] = rec
         return [r for r in out if r is not None]
 
-    def _record(self, item: ReaderItem, completion: Any, fmt: ReplyFormat | None) -> ItemRecord:
+    def _record(self, item: ReaderItem, completion: Any, request: Request) -> ItemRecord:
+        fmt = request.reply
         chain = item_chain(item) or ()
         topic = location_topic(str(item.meta.get("object", "object")))
         store = EpistemicStore(n_sources=len(item.lines()),
@@ -177,7 +178,8 @@ class StoreSystem:
         try:
             own, refused = parse_store_reply(completion.text, item, store, topic, fmt)
         except StoreReplyError as err:
-            rec = json_record(self.name, item, completion, Reply(error=str(err)), view="store")
+            rec = json_record(self.name, item, completion, Reply(error=str(err)), view="store",
+                              request=request)
             rec.extra.update({"store": [], "refused": [], "store_answer": None,
                               "model_answer": None, "model_error": str(err),
                               "transient_dropped": 0})
@@ -189,7 +191,7 @@ class StoreSystem:
             reply = Reply(answer=found.value, confidence=found.confidence)
         else:
             reply = Reply(error="store: UNKNOWN")
-        rec = json_record(self.name, item, completion, reply, view="store")
+        rec = json_record(self.name, item, completion, reply, view="store", request=request)
         if self.read_store and isinstance(found, Unknown):
             rec.status = ABSTAINED
         rec.extra.update({

@@ -10,6 +10,9 @@ a reply is right when its option label is the gold one. Chosen sets are also ask
 (``answer.reasoned`` under the grounded instruction, the form of the traced training
 examples); both models get the same requests. This is not each benchmark's official
 prompt: the comparison measures transfer of the trained behaviour, and the report says so.
+
+The records (:data:`RECORDS`) name the model asked ``system`` (``base`` or ``trained``) and
+the set ``source``; the tables call them ``model`` and ``set``.
 """
 
 from __future__ import annotations
@@ -27,12 +30,21 @@ from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem, from_nested_item
 from cogrsi_lib.reader.views import plain_view
+from cogrsi_lib.records_schema import RecordSchema, calls_json, messages_of
 from cogrsi_lib.stats import paired_bootstrap
 from cogrsi_lib.train.examples import asked, open_item
 
 #: how an item is asked: ``direct`` (the answer alone) or ``traced`` (think first)
-TRACED = "traced"
+DIRECT, TRACED = "direct", "traced"
 NESTED, PAIRS = "oracle_nested", "eval_pairs"
+#: the train stage's records (``records.parquet``): the core (``system`` is ``base`` or
+#: ``trained``, ``source`` the evaluation set, the call ``direct`` or ``traced``), the
+#: item's stratum and text, the answer as scored (an open reply's named candidate) and why a
+#: reply did not parse
+RECORDS = RecordSchema("train", {
+    "stratum": pl.Utf8, "story": pl.Utf8, "question": pl.Utf8, "options_json": pl.Utf8,
+    "scored_as": pl.Utf8, "parse_reason": pl.Utf8,
+})
 
 
 def nested_items(n_per_cell: int | Sequence[int],
@@ -148,27 +160,34 @@ def _tag(item: ReaderItem, source: str, stratum: str, **meta: Any) -> ReaderItem
 
 def ask(backend: Backend, items: Sequence[ReaderItem], label: str) -> pl.DataFrame:
     """One greedy answer per item, direct or (items of :func:`traced_items`) after thinking;
-    per-item rows with the parse and the verdict."""
+    one record per item (:data:`RECORDS`, ``system`` is ``label``) with the parse and the
+    verdict."""
     requests = [asked(it, plain_view(it), traced=it.meta.get("ask") == TRACED) for it in items]
     replies = backend.generate(requests)
     rows = []
     for it, req, cs in zip(items, requests, replies, strict=True):
-        parsed = prompts.read_answer(it, req.constraint, cs[0].text)
+        c = cs[0]
+        parsed = prompts.read_answer(it, req.constraint, c.text)
         gold = it.gold_key()
         candidates = it.meta.get("candidates")
         value = parsed.value
         if candidates is not None:  # an open question: which candidate the reply names
             named = named_candidate(parsed.value, candidates)
             value = normalise_free_text(named) if named is not None else None
-        rows.append({"model": label, "backend": backend.identity, "set": it.meta["eval_set"],
-                     "stratum": it.meta["stratum"], "item_id": it.item_id,
-                     "story_id": it.story, **it.text_columns(),
-                     "n_options": len(candidates or it.options or ()),
-                     "gold": gold, "answer": parsed.value, "scored_as": value,
-                     "status": parsed.status,
-                     "reason": parsed.reason, "reply": cs[0].text,
-                     "correct": value is not None and value == gold})
-    return pl.DataFrame(rows, infer_schema_length=None)
+        call = TRACED if it.meta.get("ask") == TRACED else DIRECT
+        rows.append({"run": 0, "system": label, "model": backend.model,
+                     "source": it.meta["eval_set"], "item_id": it.item_id,
+                     "story_id": it.story,
+                     "prompt": calls_json({call: messages_of(req.messages)}),
+                     "reply": calls_json({call: [c.text]}), "parse_status": parsed.status,
+                     "answer": parsed.value, "gold": gold,
+                     "correct": value is not None and value == gold,
+                     "n_options": len(candidates or it.options or ()), "calls": 1,
+                     "cached_calls": int(c.from_cache), "prompt_tokens": c.prompt_tokens,
+                     "completion_tokens": c.completion_tokens,
+                     "stratum": it.meta["stratum"], **it.text_columns(), "scored_as": value,
+                     "parse_reason": parsed.reason})
+    return RECORDS.frame(rows)
 
 
 #: the stratum names of the rows that aggregate strata: a pool, and whole pairs
@@ -189,12 +208,13 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
     """Per set and stratum (and the pools of :data:`POOLS`): n, chance (mean of 1/options),
     the best constant label's accuracy, both accuracies and the paired difference trained -
     base with its 95% interval (bootstrap over stories)."""
-    wide = (records.filter(pl.col("model") == base)
-            .select("set", "stratum", "item_id", "story_id", "gold",
+    sets = pl.col("source").alias("set")
+    wide = (records.filter(pl.col("system") == base)
+            .select(sets, "stratum", "item_id", "story_id", "gold",
                     (1 / pl.col("n_options").cast(float)).alias("chance"),
                     pl.col("correct").alias("b"))
-            .join(records.filter(pl.col("model") == trained)
-                  .select("item_id", "set", pl.col("correct").alias("t")),
+            .join(records.filter(pl.col("system") == trained)
+                  .select("item_id", sets, pl.col("correct").alias("t")),
                   on=["item_id", "set"], how="inner"))
     if wide.is_empty():
         raise ValueError(f"no item was answered by both {base!r} and {trained!r}")
@@ -241,7 +261,8 @@ def _whole_pairs(wide: pl.DataFrame) -> pl.DataFrame:
 
 
 def parse_rates(records: pl.DataFrame) -> pl.DataFrame:
-    """Share of replies that parsed, per model and set."""
-    return (records.group_by("model", "set")
-            .agg(pl.len().alias("n"), (pl.col("status") == "ok").mean().alias("parse_rate"))
+    """Share of replies that parsed, per model (``base``/``trained``) and set."""
+    return (records.group_by(pl.col("system").alias("model"), pl.col("source").alias("set"))
+            .agg(pl.len().alias("n"),
+                 (pl.col("parse_status") == "ok").mean().alias("parse_rate"))
             .sort("model", "set"))

@@ -262,24 +262,39 @@ def test_reader_eval_at_its_cpu_setting_on_the_vllm_engine(weights, tmp_path):
                         tmp_path)
 
 
+#: the per-item record files, the stage's ``records.parquet`` and those it replaced (a
+#: committed run made before it may still hold them): checked against the declaration
+#: (:mod:`cogrsi_lib.records_schema`), not against the committed run
+RECORD_FILES = frozenset({"records.parquet", "items.parquet", "translations.parquet",
+                          "final_scores.parquet"})
+
+
 def check_stage_records(stage: str, section: dict, tmp_path) -> None:
-    """Run the stage's notebook by papermill with ``section``: the same record files and
-    columns as the committed embedded run (the outputs dvc.lock names, read from the in-repo
-    DVC remote), every reply that the cap did not cut in its declared form, none failed."""
+    """Run the stage's notebook by papermill with ``section``: its records in exactly the
+    declared columns and types, the other tables with the same files and columns as the
+    committed embedded run (the outputs dvc.lock names, read from the in-repo DVC remote),
+    every reply that the cap did not cut in its declared form, none failed."""
     import json
 
     import polars as pl
     import yaml
 
     from cogrsi_lib.pipeline import find_repo_root, run_stage
+    from cogrsi_lib.records_schema import FILE, stage_schema
 
     assert "embedded" not in json.dumps(section)
     root = find_repo_root()
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({stage: section}))
     run_stage(stage, tmp_path / "params.yaml", tmp_path / "out", repo_root=root)
+    schema = stage_schema(stage)
+    records = pl.read_parquet(tmp_path / "out" / FILE)
+    schema.check(records)
+    assert records.height, f"{stage}: no records"
+    for p in (tmp_path / "out").glob("runs/**/items.parquet"):  # the loops' round logs
+        schema.check(pl.read_parquet(p))
     committed = committed_run(root, stage, tmp_path / "committed")
-    parquets = sorted(committed.rglob("*.parquet"))
-    assert parquets, f"{stage}: the committed run has no records"
+    assert any(committed.rglob("*.parquet")), f"{stage}: the committed run has no records"
+    parquets = sorted(p for p in committed.rglob("*.parquet") if p.name not in RECORD_FILES)
     differ = {}
     for p in parquets:
         mine = tmp_path / "out" / p.relative_to(committed)

@@ -44,15 +44,17 @@ def test_pddl_mind_end_to_end_on_the_embedded_model(backend) -> None:
     assert records.height == 2
     for row in records.iter_rows(named=True):
         assert row["calls"] == 3
-        usage = json.loads(row["usage"])["by_role"]
+        usage = json.loads(row["usage_json"])["by_role"]
         assert usage["problem"]["prompt_tokens"] > 1000  # the domain is in the prompt
         assert usage["problem"]["completion_tokens"] <= 16
         assert usage["answer"]["completion_tokens"] <= 8
         assert row["problem_status"] in STATUSES and row["actions_status"] in STATUSES
         if row["problem_status"] == "failed":
             assert row["problem_message"]
-        assert row["answer_status"] == "ok" or row["answer_status"].startswith("unparsed")
+        assert row["parse_status"] in ("ok", "unparsed")
+        assert bool(row["parse_reason"]) == (row["parse_status"] == "unparsed")
         assert row["failure"] in ("none", "parsing/state", "reasoning", "answer format")
         assert row["trace_correct"] in (True, False)
-        assert row["reply_problem"] is not None and row["reply_answer"] is not None
+        reply = json.loads(row["reply"])
+        assert reply["problem"][0] is not None and reply["answer"][0] is not None
     assert backend.inner.model.endswith(".gguf") or backend.inner.model

@@ -40,10 +40,16 @@ def test_exactly_three_calls_per_example_and_variant(examples) -> None:
     assert records["calls"].to_list() == [3] * records.height
     assert backend.calls == 3 * records.height
     for rec in records.iter_rows(named=True):
-        roles = json.loads(rec["usage"])["by_role"]
+        roles = json.loads(rec["usage_json"])["by_role"]
         assert sorted(roles) == ["actions", "answer", "problem"]
         assert all(r["calls"] == 1 for r in roles.values())
         assert rec["prompt_tokens"] == sum(r["prompt_tokens"] for r in roles.values())
+        # every call's messages and reply are kept, by call
+        prompt, reply = json.loads(rec["prompt"]), json.loads(rec["reply"])
+        assert sorted(prompt) == sorted(reply) == ["actions", "answer", "problem"]
+        assert [m["role"] for m in prompt["answer"]] == ["system", "user"]
+        assert prompt["answer"][1]["content"].splitlines()[0] == P.TASK_ANSWER
+        assert all(len(texts) == 1 for texts in reply.values())
     tasks = [_task(j) for j in backend.jobs]
     n = len(examples)
     assert tasks.count(P.TASK_ANSWER) == 3 * n
@@ -125,12 +131,14 @@ def test_parse_failures_are_recorded_never_raised() -> None:
     backend = ScriptedBackend(lambda job: replies[_task(job)])
     rec = run_ladder(backend, ex)
     assert rec.height == 3 * len(ex) and rec["calls"].to_list() == [3] * rec.height
-    full = rec.filter(pl.col("variant") == "full").row(0, named=True)
+    full = rec.filter(pl.col("system") == "full").row(0, named=True)
     assert full["problem_status"] == "failed" and "Unexpected" in full["problem_message"]
     assert full["actions_status"] == "failed" and full["actions_message"]
-    assert full["answer_status"].startswith("unparsed") and full["failure"] == "answer format"
+    assert full["parse_status"] == "unparsed" and full["parse_reason"]
+    assert full["failure"] == "answer format"
+    assert json.loads(full["reply"])["answer"] == ["I am not sure."]
     assert full["trace_correct"] is False and full["trace_diff"] == "no trace"
-    nodom = rec.filter(pl.col("variant") == "no_domain").row(0, named=True)
+    nodom = rec.filter(pl.col("system") == "no_domain").row(0, named=True)
     assert nodom["domain_status"] == "failed" and nodom["problem_status"] == "skipped"
     answer_prompts = [j.request.messages[-1].content for j in backend.jobs
                       if _task(j) == P.TASK_ANSWER]
@@ -144,7 +152,7 @@ def test_dropped_actions_make_parsing_state_errors_with_rejections(examples) -> 
                      LadderConfig(variants=("full",)))
     with_moves = rec.filter(pl.col("n_rejected") > 0)
     assert with_moves.height > 0
-    reasons = [r for cell in with_moves["rejected"] for r in json.loads(cell)]
+    reasons = [r for cell in with_moves["rejected_json"] for r in json.loads(cell)]
     assert any("precondition (holding" in r for r in reasons)
     assert not with_moves["trace_correct"].any()
     wrong = with_moves.filter(~pl.col("correct"))
@@ -157,7 +165,7 @@ def test_a_cached_rerun_counts_its_calls_as_cached(tmp_path, examples) -> None:
     again = run_ladder(CachedBackend(make_backend("scripted", ex), tmp_path), ex)
     assert again["cached_calls"].to_list() == [3] * again.height
     assert again["calls"].to_list() == [3] * again.height
-    drop = ["cached_calls", "usage", "latency_s"]
+    drop = ["cached_calls", "usage_json", "latency_s"]
     assert again.drop(drop).equals(first.drop(drop))
     # full and no_verification share calls 1 and 2: the first run already reuses them
     assert first["cached_calls"].sum() > 0
@@ -182,7 +190,7 @@ def test_benchmark_items_are_scored_by_their_own_rule() -> None:
     rec = run_ladder(ScriptedBackend(gold_reply), exs, LadderConfig(variants=("full",)))
     assert rec.height == len(exs)
     for row in rec.iter_rows(named=True):
-        ex = by_id[row["example_id"]]
+        ex = by_id[row["item_id"]]
         assert row["source"] == ex.source and row["category"] == ex.item.question_type
         assert row["problem_status"] == "failed"
         if ex.options:
@@ -253,7 +261,7 @@ def test_fantom_is_restricted_and_sampled_by_whole_sets() -> None:
 def test_the_all_metric_needs_every_question_of_a_unit() -> None:
     from cogrsi_lib.pddl.report import all_table
 
-    rec = pl.DataFrame({"source": ["fantom"] * 5, "variant": ["full"] * 5,
+    rec = pl.DataFrame({"source": ["fantom"] * 5, "system": ["full"] * 5,
                         "unit": ["s1", "s1", "s2", "s2", "s3"],
                         "correct": [True, True, True, False, True],
                         "score": [1.0, 1.0, 1.0, 0.0, 1.0]})

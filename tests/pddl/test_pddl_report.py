@@ -63,7 +63,7 @@ def test_the_ladder_table_is_computed_from_the_records(records) -> None:
     table = report.ladder_table(records)
     assert table["variant"].to_list() == list(VARIANTS)
     for row in table.iter_rows(named=True):
-        mine = records.filter(pl.col("variant") == row["variant"])
+        mine = records.filter(pl.col("system") == row["variant"])
         assert row["n"] == mine.height
         assert row["accuracy"] == pytest.approx(mine["score"].mean())
         assert row["calls_per_example"] == 3.0
@@ -74,7 +74,7 @@ def test_failure_shares_add_up_and_count_the_wrong_answers(records) -> None:
     table = report.failure_table(records)
     for (variant,), part in table.group_by(["variant"]):
         assert part["share"].sum() == pytest.approx(1.0)
-        wrong = records.filter((pl.col("variant") == variant) & ~pl.col("correct")).height
+        wrong = records.filter((pl.col("system") == variant) & ~pl.col("correct")).height
         assert part["n"].sum() == wrong
     assert set(table["failure"]) <= {"parsing/state", "reasoning", "answer format",
                                      "unverified"}

@@ -129,7 +129,7 @@ def test_unparsed_answers_count_as_wrong(records: pl.DataFrame) -> None:
     mute = ScriptedBackend("I cannot tell.")
     result = ev.evaluate([zero_shot(mute, "mute")], records, BENCH)
     items = result.items
-    assert (items["status"] == "unparsed").all()
+    assert (items["parse_status"] == "unparsed").all()
     assert items["answer"].is_null().all()
     assert (~items["correct"]).all() and (items["score"] == 0.0).all()
     acc = result.accuracy_table()

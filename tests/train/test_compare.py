@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
-from cogrsi_lib.train.compare import NESTED, PAIRS, compare
+from cogrsi_lib.train.compare import NESTED, PAIRS, RECORDS, compare
 from cogrsi_lib.train.report import transfer_summary
 
 
 def records(rows):
+    """The stage's records: ``system`` is the model asked, ``source`` the set."""
     out = []
     for model, set_, stratum, item, story, gold, correct in rows:
-        out.append({"model": model, "set": set_, "stratum": stratum, "item_id": item,
+        out.append({"system": model, "source": set_, "stratum": stratum, "item_id": item,
                     "story_id": story, "n_options": 2, "gold": gold, "correct": correct})
-    return pl.DataFrame(out)
+    return RECORDS.frame(out)
 
 
 def test_paired_differences_pools_and_constant_label():
@@ -140,10 +143,17 @@ def test_traced_strata_are_asked_to_think_first_and_scored_by_the_place_named():
         return '{"answer":"A"}'
 
     rows = ask(ScriptedBackend(respond), [lettered[0], *traced], "base")
-    assert rows["status"].to_list() == ["ok", "ok", "ok"]
-    assert rows["correct"].all() and rows["set"].to_list()[1:] == ["tomi (traced)",
-                                                                   f"{NESTED} (traced)"]
-    assert rows["reply"][1].startswith('{"reasoning"')
+    RECORDS.check(rows)
+    assert rows["parse_status"].to_list() == ["ok", "ok", "ok"]
+    assert rows["correct"].all() and rows["source"].to_list()[1:] == ["tomi (traced)",
+                                                                      f"{NESTED} (traced)"]
+    replies = [json.loads(r) for r in rows["reply"]]
+    assert replies[0] == {"direct": ['{"answer":"A"}']}
+    assert replies[1]["traced"][0].startswith('{"reasoning"')
+    prompts = [json.loads(p) for p in rows["prompt"]]
+    assert "Think step by step" in prompts[1]["traced"][-1]["content"]
+    assert "Think step by step" not in prompts[0]["direct"][-1]["content"]
+    assert rows["calls"].to_list() == [1, 1, 1] and rows["system"].unique().to_list() == ["base"]
 
 
 def test_nested_items_take_a_count_per_depth_from_one_generation():
