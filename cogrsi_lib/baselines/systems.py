@@ -28,6 +28,7 @@ from pydantic import Field
 
 from cogrsi_lib.baselines.registry import reader_system
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import (
     CHARS_PER_TOKEN,
     ReplyError,
@@ -79,7 +80,7 @@ SIMTOM_CONVERSATION = "\n".join(
 )
 
 
-PERSPECTIVE = "simtom.perspective"
+PERSPECTIVE = prompt_family("simtom.perspective", "json")
 
 
 def perspective_format(item: ReaderItem, max_tokens: int) -> ReplyFormat:
@@ -104,6 +105,14 @@ def perspective_request(
     tmpl = SIMTOM_CONVERSATION if item.kind == "conversation" else SIMTOM_NARRATIVE
     text = tmpl.format(char=char, view=plain_view(item), reply=describe(fmt))
     return Request((Message("user", text),), params, fmt, structured)
+
+
+@family_example(PERSPECTIVE)
+def _perspective_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+
+    return perspective_request(ITEM, "Sally", SamplingParams(max_tokens=160))
 
 
 def read_perspective(fmt: ReplyFormat | None, text: str) -> list[str] | None:
