@@ -11,6 +11,7 @@ that take them.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -22,6 +23,7 @@ from pydantic import (
     PositiveFloat,
     PositiveInt,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -144,6 +146,15 @@ class ReaderEvalParams(StageParams):
     # released prompt and rule; answer form enforced when ``structured``)
     official: bool = True
     official_max_tokens: int = 48
+
+    @field_validator("systems", "reference")
+    @classmethod
+    def _registered(cls, names: list[str] | str) -> list[str] | str:
+        """Only registered reader systems (cogrsi_lib/baselines/registry.py). Imported by
+        name: the other stages' dependencies (cogrsi_lib/dvc_graph.py) stay without it."""
+        registry = importlib.import_module("cogrsi_lib.baselines.registry")
+        registry.check_systems([names] if isinstance(names, str) else names)
+        return names
 
 
 class LoopsParams(StageParams):

@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyFormat
 from cogrsi_lib.llm.types import Completion, Message, Request, SamplingParams
 
@@ -49,7 +50,7 @@ PROMPTS: dict[str, str] = {
 }
 SYSTEM = "You are a careful programmer who turns natural-language rules into Python."
 
-FAMILY = "audit.translation"
+FAMILY = prompt_family("audit.translation", "regex")
 #: the longest line of translated code
 MAX_LINE = 80
 #: the longest text between ``def applies(world, q`` (or ``predict``) and its closing ``:``
@@ -202,6 +203,15 @@ class Translator:
             "seed": self.seed, "temperature": self.temperature, "max_tokens": self.max_tokens,
             "plays": self.plays or "", "structured": self.structured,
         }  # fmt: skip
+
+
+@family_example(FAMILY)
+def _example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): the first hand-written
+    rule."""
+    from cogrsi_lib.audit.handwritten import RULES
+
+    return Translator("A", None, max_tokens=384).request(RULES[0].text)  # type: ignore[arg-type]
 
 
 def build_translators(specs: Sequence[Mapping[str, Any]], max_tokens: int = 8192,

@@ -13,6 +13,10 @@
 
 With one answering sample the answer is greedy and direct, as in the original methods; with
 six it is sampled at the reader's temperature with reasoning, as self-consistency.
+
+Each is registered by name at the end of this module (:mod:`cogrsi_lib.baselines.registry`):
+``zero_shot``, ``cot``, ``sc<k>``, ``simtom``, ``perceptom``, ``simtom_sc<k>``,
+``perceptom_sc<k>``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from typing import Annotated
 
 from pydantic import Field
 
+from cogrsi_lib.baselines.registry import reader_system
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import (
     CHARS_PER_TOKEN,
     ReplyError,
@@ -74,7 +80,7 @@ SIMTOM_CONVERSATION = "\n".join(
 )
 
 
-PERSPECTIVE = "simtom.perspective"
+PERSPECTIVE = prompt_family("simtom.perspective", "json")
 
 
 def perspective_format(item: ReaderItem, max_tokens: int) -> ReplyFormat:
@@ -99,6 +105,14 @@ def perspective_request(
     tmpl = SIMTOM_CONVERSATION if item.kind == "conversation" else SIMTOM_NARRATIVE
     text = tmpl.format(char=char, view=plain_view(item), reply=describe(fmt))
     return Request((Message("user", text),), params, fmt, structured)
+
+
+@family_example(PERSPECTIVE)
+def _perspective_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+
+    return perspective_request(ITEM, "Sally", SamplingParams(max_tokens=160))
 
 
 def read_perspective(fmt: ReplyFormat | None, text: str) -> list[str] | None:
@@ -299,3 +313,43 @@ def self_consistency(
     backend: Backend, config: SamplingConfig | None = None, k: int = 6
 ) -> SinglePrompt:
     return SinglePrompt(backend, config, k=k, think=True, name=f"sc{k}")
+
+
+# -- registered by name (a factory takes the backend, the settings, the reader's principle) --
+
+
+@reader_system("zero_shot")
+def _zero_shot(backend: Backend, config: SamplingConfig, principle: str | None) -> SinglePrompt:
+    return zero_shot(backend, config)
+
+
+@reader_system("cot")
+def _cot(backend: Backend, config: SamplingConfig, principle: str | None) -> SinglePrompt:
+    return chain_of_thought(backend, config)
+
+
+@reader_system("sc<k>", standard=("sc6", "sc9"))
+def _sc(backend: Backend, config: SamplingConfig, principle: str | None, k: int) -> SinglePrompt:
+    return self_consistency(backend, config, k=k)
+
+
+@reader_system("simtom")
+def _simtom(backend: Backend, config: SamplingConfig, principle: str | None) -> SimToM:
+    return SimToM(backend, config, n=1)
+
+
+@reader_system("perceptom")
+def _perceptom(backend: Backend, config: SamplingConfig, principle: str | None) -> PercepToM:
+    return PercepToM(backend, config, n=1)
+
+
+@reader_system("simtom_sc<k>", standard=("simtom_sc6",))
+def _simtom_sc(backend: Backend, config: SamplingConfig, principle: str | None,
+               k: int) -> SimToM:
+    return SimToM(backend, config, n=k)
+
+
+@reader_system("perceptom_sc<k>", standard=("perceptom_sc6",))
+def _perceptom_sc(backend: Backend, config: SamplingConfig, principle: str | None,
+                  k: int) -> PercepToM:
+    return PercepToM(backend, config, n=k)

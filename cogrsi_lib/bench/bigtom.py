@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from cogrsi_lib.bench.protocol import Deviation, Message, Protocol, view_of
+from cogrsi_lib.bench.protocol import EXAMPLE_STORY, Deviation, Message, Protocol, view_of
 from cogrsi_lib.bench.registry import (
     Benchmark,
     Source,
@@ -41,7 +41,9 @@ from cogrsi_lib.bench.registry import (
 )
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, judge_option, mean_by, right
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyFormat
+from cogrsi_lib.llm.types import Request
 
 CSV_PATH = "data/bigtom/bigtom.csv"
 TEMPLATE_FIELDS = (
@@ -204,9 +206,13 @@ def official_prompt(view: Item) -> list[Message]:
             {"role": "user", "content": f"Story: {view.context}\nQuestion: {question}"}]
 
 
+#: the family of the official protocol's requests
+OFFICIAL_FAMILY = prompt_family("bench.official.bigtom", "regex")
+
+
 def official_answer(view: Item) -> ReplyFormat:
     """The form the instruction asks for: ``Answer:<option>)<answer>`` on one line."""
-    return ReplyFormat.regex("bench.official.bigtom", r"Answer: ?[ab]\)[^\n]{1,80}")
+    return ReplyFormat.regex(OFFICIAL_FAMILY, r"Answer: ?[ab]\)[^\n]{1,80}")
 
 
 def official_judge(view: Item, response: str) -> Judgement:
@@ -259,6 +265,19 @@ UNIFORM_DEVIATIONS = (
     Deviation("headline", "accuracy per condition", "accuracy pooled over the conditions "
               "drawn; condition:* per condition beside it"),
 )
+
+
+@family_example(OFFICIAL_FAMILY)
+def _official_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): the first view of a made-up
+    item, structured."""
+    item = Item("bigtom", "example", "example/0", EXAMPLE_STORY,
+                "Where does Sally believe the ball is?", "belief:false", "a",
+                options=(("a", "The ball is in the basket."), ("b", "The ball is in the box.")),
+                extra={"init_belief": "0"})
+    # the format's longest reply (91 characters) fits even at one character per token
+    return OFFICIAL.request(OFFICIAL.present(item)[0], max_tokens=96, structured=True)
+
 
 BENCHMARK = register(Benchmark(
     name="bigtom",

@@ -44,7 +44,7 @@ from typing import Any
 
 import polars as pl
 
-from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
+from cogrsi_lib.bench.protocol import EXAMPLE_STORY, Deviation, Message, Protocol
 from cogrsi_lib.bench.registry import Benchmark, Source, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import (
@@ -57,7 +57,9 @@ from cogrsi_lib.bench.scoring import (
     token_f1,
     weighted_f1,
 )
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyFormat
+from cogrsi_lib.llm.types import Request
 
 JSON_PATH = "fantom_v1.json"
 SET_FIELDS = ("set_id", "short_context", "full_context", "factQA", "beliefQAs",
@@ -313,12 +315,16 @@ def official_prompt(item: Item) -> list[Message]:
     return [{"role": "user", "content": official_text(item)}]
 
 
+#: the family of the official protocol's requests
+OFFICIAL_FAMILY = prompt_family("bench.official.fantom", "choice")
+
+
 def official_answer(item: Item) -> ReplyFormat | None:
     """A choice where the question offers one (``(a)``/``(b)``, yes/no); else free text."""
     if item.question_type.endswith(":multiple-choice"):
-        return ReplyFormat.choice("bench.official.fantom", [f"({lab})" for lab in item.labels])
+        return ReplyFormat.choice(OFFICIAL_FAMILY, [f"({lab})" for lab in item.labels])
     if item.question_type.endswith(":binary"):
-        return ReplyFormat.choice("bench.official.fantom", ["yes", "no"])
+        return ReplyFormat.choice(OFFICIAL_FAMILY, ["yes", "no"])
     return None
 
 
@@ -384,6 +390,19 @@ UNIFORM_DEVIATIONS = (
     Deviation("parsing", "parse_response keeps the text after the last 'Answer:'",
               "the answer field of the JSON reply"),
 )
+
+
+@family_example(OFFICIAL_FAMILY)
+def _official_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): the first view of a made-up
+    item, structured, at reader_eval's default cap."""
+    item = Item("fantom", "example", "example", EXAMPLE_STORY,
+                "Where does Sally think the ball is?",
+                "tom:belief:inaccessible:multiple-choice", "a",
+                options=(("a", "Sally thinks it is in the basket."),
+                         ("b", "Sally thinks it is in the box.")))
+    return OFFICIAL.request(OFFICIAL.present(item)[0], max_tokens=48, structured=True)
+
 
 BENCHMARK = register(Benchmark(
     name="fantom",

@@ -26,11 +26,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
+from cogrsi_lib.bench.protocol import EXAMPLE_STORY, Deviation, Message, Protocol
 from cogrsi_lib.bench.registry import Benchmark, Source, register, units_by
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, judge_option, mean_by
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyFormat
+from cogrsi_lib.llm.types import Request
 
 JSON_PATH = "Hi-ToM_data.json"
 FIELDS = ("prompting_type", "deception", "story_length", "question_order", "sample_id",
@@ -145,9 +147,13 @@ def official_prompt(item: Item) -> list[Message]:
     return [{"role": "user", "content": official_text(item)}]
 
 
+#: the family of the official protocol's requests
+OFFICIAL_FAMILY = prompt_family("bench.official.hi-tom", "choice")
+
+
 def official_answer(item: Item) -> ReplyFormat:
     """An answer without explanation: one of the choices as shown (``K. green_drawer``)."""
-    return ReplyFormat.choice("bench.official.hi-tom",
+    return ReplyFormat.choice(OFFICIAL_FAMILY,
                               [f"{lab}. {text}" for lab, text in item.options])
 
 
@@ -178,6 +184,17 @@ UNIFORM_DEVIATIONS = (
               "the note is absent from the items and from the package's prompt"),
     HEADLINE,
 )
+
+
+@family_example(OFFICIAL_FAMILY)
+def _official_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): the first view of a made-up
+    item, structured, at reader_eval's default cap."""
+    item = Item("hi-tom", "example", "example", EXAMPLE_STORY,
+                "Where does Sally think the ball is?", "order_1", "A",
+                options=(("A", "basket"), ("B", "box")))
+    return OFFICIAL.request(OFFICIAL.present(item)[0], max_tokens=48, structured=True)
+
 
 BENCHMARK = register(Benchmark(
     name="hi-tom",

@@ -31,11 +31,13 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
+from cogrsi_lib.bench.protocol import EXAMPLE_STORY, Deviation, Message, Protocol
 from cogrsi_lib.bench.registry import Benchmark, Source, item_units, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, macro_f1, mean_by
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyFormat
+from cogrsi_lib.llm.types import Request
 
 DATA = "data/opentom_data"
 #: question file -> (genre, granularity) ; genres as in the paper's tables
@@ -346,6 +348,10 @@ def official_prompt(item: Item) -> list[Message]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": official_text(item)}]
 
 
+#: the family of the official protocol's requests
+OFFICIAL_FAMILY = prompt_family("bench.official.opentom", "choice")
+
+
 def official_answer(item: Item) -> ReplyFormat | None:
     """The answer the prompt asks for: one of the question's answer set ("Yes"/"No" for
     coarse location, as the prompt writes them); free text where there is none."""
@@ -353,7 +359,7 @@ def official_answer(item: Item) -> ReplyFormat | None:
         return None
     choices = [c.capitalize() if item.question_type.startswith("location-coarse") else c
                for c in item.choices]
-    return ReplyFormat.choice("bench.official.opentom", choices)
+    return ReplyFormat.choice(OFFICIAL_FAMILY, choices)
 
 
 RELEASE = ("seacowx/OpenToM@3f22b66 (src/run_baseline.py, src/utils/build_prompt.py, "
@@ -386,6 +392,17 @@ UNIFORM_DEVIATIONS = (
               "per question type", "an unreadable reply is wrong; score = accuracy over all "
               "questions; macro-F1 per type beside it"),
 )
+
+
+@family_example(OFFICIAL_FAMILY)
+def _official_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): the first view of a made-up
+    item, structured, at reader_eval's default cap."""
+    item = Item("opentom", "example", "example", EXAMPLE_STORY,
+                "Is the ball in its initial location by the end of the story?",
+                "location-coarse-fo", "no", extra={"choices": ("yes", "no")})
+    return OFFICIAL.request(OFFICIAL.present(item)[0], max_tokens=48, structured=True)
+
 
 BENCHMARK = register(Benchmark(
     name="opentom",

@@ -27,8 +27,10 @@ import polars as pl
 from cogrsi_lib.bench.schema import Item
 from cogrsi_lib.bench.scoring import Judgement
 from cogrsi_lib.llm.reply_format import ReplyFormat
+from cogrsi_lib.llm.types import Request
 
 __all__ = [
+    "EXAMPLE_STORY",
     "PROMPT_NOT_REPRODUCED",
     "STRUCTURED_ANSWER",
     "PROTOCOLS",
@@ -42,6 +44,9 @@ __all__ = [
 
 #: The two protocols every benchmark has, in report order.
 PROTOCOLS: tuple[str, ...] = ("official", "uniform")
+#: The story of the official protocols' example requests (cogrsi_lib/llm/families.py).
+EXAMPLE_STORY = ("Sally put the ball in the basket. Sally left the room. Anne moved the ball "
+                 "to the box.")
 
 Message = dict[str, str]
 Summarize = Callable[[Sequence[Item], Sequence[Judgement]], dict[str, float]]
@@ -94,6 +99,15 @@ class Protocol:
         if not out:
             raise ValueError(f"{item.id}: protocol {self.name!r} gives no view")
         return out
+
+    def request(self, view: Item, max_tokens: int = 64, structured: bool = False) -> Request:
+        """The release's prompt of one view as a greedy request; its reply is held to
+        :attr:`answer` while decoding when ``structured``."""
+        if self.prompt is None:
+            raise ValueError(f"protocol {self.name!r} has no prompt of its own")
+        return Request.of(self.prompt(view), max_tokens=max_tokens, temperature=0.0,
+                          reply=self.answer(view) if self.answer is not None else None,
+                          structured=structured)
 
     def score(self, item: Item, replies: str | Sequence[str]) -> Judgement:
         """The verdict on ``item`` from one reply per view (a single reply: every view)."""

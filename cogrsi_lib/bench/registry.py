@@ -2,10 +2,11 @@
 
 In the style of lm-evaluation-harness, a benchmark is one module of this package that calls
 :func:`register` with a :class:`Benchmark`; adding a benchmark touches that one file
-(modules are discovered by :func:`_discover`).  Each benchmark says how to load its official
-release, how its rule judges one reply, how its questions aggregate into its reported
-metrics (``summarize``; the key ``"score"`` is the headline number, the one "Main" averages)
-and which rows that headline is the mean of (``units``, for the paired bootstrap).
+(:func:`_discover` imports every module of the package; only a benchmark's registers).
+Each benchmark says how to load its official release, how its rule judges one reply, how
+its questions aggregate into its reported metrics (``summarize``; the key ``"score"`` is the
+headline number, the one "Main" averages) and which rows that headline is the mean of
+(``units``, for the paired bootstrap).
 
 Main is the mean over the eight main benchmarks (CogRSI §3): :data:`MAIN_BENCHMARKS`.
 """
@@ -176,17 +177,13 @@ def register(benchmark: Benchmark) -> Benchmark:
     return benchmark
 
 
-_SKIP_MODULES = {"schema", "scoring", "registry", "manifest", "fetch", "report", "cli",
-                 "protocol", "runner",
-                 "__init__"}
-
-
 def _discover() -> None:
-    """Import every benchmark module of this package (each one registers itself)."""
+    """Import every module of this package: a benchmark module registers its benchmark when
+    imported, the others (loaders' helpers, scoring, reports, the CLI) register nothing, so
+    no list tells them apart."""
     package = importlib.import_module("cogrsi_lib.bench")
     for info in pkgutil.iter_modules(package.__path__):
-        if info.name not in _SKIP_MODULES and not info.name.startswith("_"):
-            importlib.import_module(f"cogrsi_lib.bench.{info.name}")
+        importlib.import_module(f"{package.__name__}.{info.name}")
 
 
 def get(name: str) -> Benchmark:

@@ -22,7 +22,6 @@ from cogrsi_lib.bench.registry import get
 from cogrsi_lib.bench.report import Evaluation, evaluate
 from cogrsi_lib.bench.schema import Item
 from cogrsi_lib.llm.backend import Backend
-from cogrsi_lib.llm.types import Request
 from cogrsi_lib.progress import progress
 
 __all__ = ["OfficialRun", "ask_official", "ask_official_all"]
@@ -44,10 +43,7 @@ def ask_official(name: str, items: Sequence[Item], backend: Backend, max_tokens:
         raise ValueError(f"{get(name).title}: the release's prompt is not reproduced here; "
                          "run the uniform protocol (the reader's systems) instead")
     views = [(it, v) for it in items for v in proto.present(it)]
-    requests = [Request.of(proto.prompt(v), max_tokens=max_tokens, temperature=0.0,
-                           reply=proto.answer(v) if proto.answer is not None else None,
-                           structured=structured)
-                for _, v in views]
+    requests = [proto.request(v, max_tokens, structured) for _, v in views]
     completions = []
     for start in progress(range(0, len(requests), batch_size), desc=f"{name} official",
                           unit="batch"):

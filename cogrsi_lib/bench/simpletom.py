@@ -29,11 +29,13 @@ from pathlib import Path
 
 import polars as pl
 
-from cogrsi_lib.bench.protocol import Deviation, Message, Protocol
+from cogrsi_lib.bench.protocol import EXAMPLE_STORY, Deviation, Message, Protocol
 from cogrsi_lib.bench.registry import Benchmark, Source, register
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, read_jsonl, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, mean_by, right
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyFormat
+from cogrsi_lib.llm.types import Request
 
 QUESTION_SETS = {"mental-state-qa": "mental-state", "behavior-qa": "behavior",
                  "judgment-qa": "judgment"}
@@ -137,9 +139,13 @@ def official_prompt(item: Item) -> list[Message]:
             {"role": "user", "content": official_text(item)}]
 
 
+#: the family of the official protocol's requests
+OFFICIAL_FAMILY = prompt_family("bench.official.simpletom", "choice")
+
+
 def official_answer(item: Item) -> ReplyFormat:
     """The reply the prompt asks for: just one of the lettered marks, e.g. ``(A)``."""
-    return ReplyFormat.choice("bench.official.simpletom", _marks(item))
+    return ReplyFormat.choice(OFFICIAL_FAMILY, _marks(item))
 
 
 RELEASE = ("yulinggu-cs/SimpleToM@0f054a7 (inference/run_inference.py, inference/utils.py: "
@@ -160,6 +166,17 @@ OFFICIAL = Protocol(
     "official", judge, summarize, units, prompt=official_prompt, answer=official_answer,
     release=RELEASE, deviations=SCORER_DEVIATIONS,
 )
+
+
+@family_example(OFFICIAL_FAMILY)
+def _official_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): the first view of a made-up
+    item, structured, at reader_eval's default cap."""
+    item = Item("simpletom", "example", "example", EXAMPLE_STORY,
+                "Is Sally likely to be aware that the ball is in the box?", "mental-state", "B",
+                options=(("A", "Yes"), ("B", "No")))
+    return OFFICIAL.request(OFFICIAL.present(item)[0], max_tokens=48, structured=True)
+
 
 BENCHMARK = register(Benchmark(
     name="simpletom",

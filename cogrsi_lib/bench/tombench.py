@@ -34,11 +34,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from cogrsi_lib.bench.protocol import Deviation, Message, Protocol, view_of
+from cogrsi_lib.bench.protocol import EXAMPLE_STORY, Deviation, Message, Protocol, view_of
 from cogrsi_lib.bench.registry import Benchmark, Source, register, units_by
 from cogrsi_lib.bench.schema import BenchmarkFormatError, Item, validate_items
 from cogrsi_lib.bench.scoring import Judgement, accuracy, majority_vote, mean_by, right
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyFormat
+from cogrsi_lib.llm.types import Request
 
 DATA = "data"
 TASKS = (
@@ -186,9 +188,13 @@ def official_views(item: Item) -> list[Item]:
     return out
 
 
+#: the family of the official protocol's requests
+OFFICIAL_FAMILY = prompt_family("bench.official.tombench", "regex")
+
+
 def official_answer(view: Item) -> ReplyFormat:
     """The form the system prompt asks for: ``[[X]]`` with X one of the view's letters."""
-    return ReplyFormat.regex("bench.official.tombench",
+    return ReplyFormat.regex(OFFICIAL_FAMILY,
                              r"\[\[(" + "|".join(view.labels) + r")\]\]")
 
 
@@ -293,6 +299,18 @@ SHA256 = {
     "Strange Story Task": "f0a1c6e12b9d9b8b5c936ea3383b24100ef28ed6610078c1fc7bd6769d7ef914",
     "Unexpected Outcome Test": "f4ee872c98e17480272c40d5406a8eca31eed29b455f4155b9684328bf6dbf9c",
 }
+
+
+@family_example(OFFICIAL_FAMILY)
+def _official_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): the first view of a made-up
+    item, structured, at reader_eval's default cap."""
+    item = Item("tombench", "example", "example", EXAMPLE_STORY,
+                "Where will Sally look for the ball?", "False Belief Task", "A",
+                options=(("A", "basket"), ("B", "box"), ("C", "drawer"), ("D", "bag")),
+                extra={"task": "False Belief Task"})
+    return OFFICIAL.request(OFFICIAL.present(item)[0], max_tokens=48, structured=True)
+
 
 BENCHMARK = register(Benchmark(
     name="tombench",

@@ -13,6 +13,7 @@ from pydantic import Field
 from cogrsi_lib.harness.taxonomy import DIMENSIONS
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, describe, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem
@@ -30,7 +31,7 @@ DIMENSION_HINTS: dict[str, str] = {
     "Others": "anything else (norms, reality, plain facts of the story)",
 }  # fmt: skip
 DIMENSION_MARKER = "Which social-mental dimension does this question ask about?"
-DIMENSION_FAMILY = "harness.dimension"
+DIMENSION_FAMILY = prompt_family("harness.dimension", "json")
 
 
 def dimension_format() -> ReplyFormat:
@@ -53,6 +54,14 @@ def dimension_messages(item: ReaderItem) -> tuple[Message, ...]:
         parts.append(ob)
     parts += ["", describe(dimension_format())]
     return (Message("user", "\n".join(parts)),)
+
+
+@family_example(DIMENSION_FAMILY)
+def _dimension_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+
+    return Request(dimension_messages(ITEM), SamplingParams(max_tokens=16), dimension_format())
 
 
 def parse_dimension(reply: str) -> str | None:

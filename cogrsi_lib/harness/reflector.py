@@ -18,6 +18,7 @@ from pydantic import Field
 
 from cogrsi_lib.harness.experience_store import Entry
 from cogrsi_lib.harness.taxonomy import DIMENSIONS
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.reply_format import (
     CHARS_PER_TOKEN,
@@ -28,7 +29,7 @@ from cogrsi_lib.llm.reply_format import (
     reply_model,
     text_field,
 )
-from cogrsi_lib.llm.types import Message
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.prompts import options_block
 from cogrsi_lib.reader.records import ItemRecord
@@ -65,7 +66,7 @@ reusable strategy is missing, propose one: general, answer-independent guidance 
 help on other stories with the same pattern, with when to use it and when not to (write null \
 for the strategy when none is missing). Do not write the answer or any name of this story.
 {marker} {reply}"""
-REFLECTOR_FAMILY = "harness.reflector"
+REFLECTOR_FAMILY = prompt_family("harness.reflector", "json")
 #: the longest texts of a reflection, and how a smaller budget is shared between them
 REFLECTION_CHARS = {"strategy": 400, "use": 150, "boundary": 150}
 REFLECTION_SHARES = {"strategy": 0.5, "use": 0.25, "boundary": 0.25}
@@ -138,6 +139,19 @@ def reflector_messages(
         reply=describe(fmt),
     )
     return (Message("system", REFLECTOR_SYSTEM), Message("user", body))
+
+
+@family_example(REFLECTOR_FAMILY)
+def _reflector_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+    from cogrsi_lib.reader.records import new_record
+
+    entry = Entry("m1", "Belief", "Keep the last state a character saw.",
+                  "a character was away during a change", "they saw the change")
+    fmt = reflector_format(["m1"])
+    return Request(reflector_messages(ITEM, new_record("x", ITEM), [entry], fmt),
+                   SamplingParams(max_tokens=400), fmt)
 
 
 def _field(reply: Any, key: str) -> str:

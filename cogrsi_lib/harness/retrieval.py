@@ -40,8 +40,9 @@ from cogrsi_lib.harness.skills import ASKED_VARIABLES, load_yaml_list
 from cogrsi_lib.harness.taxonomy import FAMILIES
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, describe, enum_of, reply_model
-from cogrsi_lib.llm.types import Message, Request
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem
 
 #: the notes that ship with the package
@@ -242,7 +243,7 @@ class CategoryPrediction:
         return iter((self.categories, self.status, self.raw))
 
 
-CATEGORIES_FAMILY = "harness.categories"
+CATEGORIES_FAMILY = prompt_family("harness.categories", "json")
 #: the most categories one prediction may name
 MAX_CATEGORIES = 3
 
@@ -291,6 +292,15 @@ def category_messages(item: ReaderItem, *, include_story: bool = True) -> list[M
         f"{describe(categories_format())}"
     )
     return [Message("system", CATEGORY_SYSTEM), Message("user", user)]
+
+
+@family_example(CATEGORIES_FAMILY)
+def _categories_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+
+    return Request(tuple(category_messages(ITEM)), SamplingParams(max_tokens=48),
+                   categories_format())
 
 
 def predict_categories(

@@ -25,14 +25,16 @@ from cogrsi_lib.harness.skills import ASKED_VARIABLES, Skill, SkillLibrary, load
 from cogrsi_lib.harness.taxonomy import Annotation
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, describe, enum_of, reply_model
-from cogrsi_lib.llm.types import Message, Request
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem
 
 StepStatus = Literal["ok", "unparsed"]
 RouteStatus = Literal["ok", "unparsed", "no_candidate", "exhausted"]
 
-VARIABLE_FAMILY, SKILL_FAMILY = "harness.route.variable", "harness.route.skill"
+VARIABLE_FAMILY = prompt_family("harness.route.variable", "json")
+SKILL_FAMILY = prompt_family("harness.route.skill", "json")
 #: the answer a skill's draft gives to exit (the self-exit signal)
 EXIT = "EXIT"
 
@@ -147,6 +149,25 @@ def skill_messages(item: ReaderItem, variable: str, candidates: Sequence[Skill])
         f"Which skill fits best? {describe(skill_format([s.id for s in candidates]))}"
     )
     return [Message("system", SKILL_SYSTEM), Message("user", user)]
+
+
+@family_example(VARIABLE_FAMILY)
+def _variable_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+
+    return Request(tuple(variable_messages(ITEM)), SamplingParams(max_tokens=32),
+                   variable_format())
+
+
+@family_example(SKILL_FAMILY)
+def _skill_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+
+    cands = load_library().candidates("first_order_belief")
+    return Request(tuple(skill_messages(ITEM, "first_order_belief", cands)),
+                   SamplingParams(max_tokens=32), skill_format([s.id for s in cands]))
 
 
 class Router:

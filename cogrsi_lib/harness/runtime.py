@@ -56,6 +56,7 @@ from cogrsi_lib.harness.state_memory import StateMemory
 from cogrsi_lib.harness.taxonomy import DIMENSION_FAMILY
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.types import Request, SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
@@ -83,7 +84,17 @@ CONTROLLED = frozenset({"full"})
 
 _FAMILY_DIMENSION = {fam: dim for dim, fam in DIMENSION_FAMILY.items()}
 #: the family of a draft whose skill may self-exit (a direct answer that may also be EXIT)
-DRAFT_FAMILY = "harness.draft"
+DRAFT_FAMILY = prompt_family("harness.draft", "json")
+
+
+@family_example(DRAFT_FAMILY)
+def _draft_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+
+    fmt = prompts.answer_format(ITEM, prompts.THINK_NONE, 32, also=(EXIT,), family=DRAFT_FAMILY)
+    return prompts.answer_request(ITEM, plain_view(ITEM), SamplingParams(max_tokens=32),
+                                  think=prompts.THINK_NONE, fmt=fmt)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import Field
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import (
     CHARS_PER_TOKEN,
     ReplyError,
@@ -78,7 +79,8 @@ errors. Write in general terms: do not name the characters or places of these st
 
 #: a marker the scripted backend and tests use to recognise builder prompts
 BUILDER_MARKER = "Propose your change."
-LIBRARY_FAMILY, PRINCIPLE_FAMILY = "loops.builder", "loops.builder.principle"
+LIBRARY_FAMILY = prompt_family("loops.builder", "json")
+PRINCIPLE_FAMILY = prompt_family("loops.builder.principle", "json")
 #: the longest texts a builder reply may hold (a 60-word rule is about 400 characters)
 MAX_CHARS = {"diagnosis": 300, "condition": 250, "rule": 450, "principle": 900}
 #: how the reply's text budget is shared when the token cap is the tighter bound
@@ -319,3 +321,25 @@ class Builder:
                      "structured": c.structured}
             replies.append(replace(r, usage=usage))
         return replies
+
+
+# -- the families' example requests (cogrsi_lib/llm/families.py) ------------------------------
+
+
+def _example(artifact: Artifact) -> Request:
+    from cogrsi_lib.reader.example_items import ITEM
+
+    group = FailureGroup("false-belief", (Failure(ITEM, "box", "basket"),), 1)
+    return Builder(None, max_tokens=192).request(artifact, group)  # type: ignore[arg-type]
+
+
+@family_example(LIBRARY_FAMILY)
+def _library_example() -> Request:
+    return _example(RuleLibrary())
+
+
+@family_example(PRINCIPLE_FAMILY)
+def _principle_example() -> Request:
+    from cogrsi_lib.loops.library import PrincipleText
+
+    return _example(PrincipleText(""))

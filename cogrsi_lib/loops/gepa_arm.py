@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyFormat
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.loops.slot import Scorer
@@ -85,7 +86,7 @@ class ReaderGEPAAdapter:
         return {name: records for name in components_to_update}
 
 
-REFLECTION_FAMILY = "loops.gepa.reflection"
+REFLECTION_FAMILY = prompt_family("loops.gepa.reflection", "regex")
 
 
 def reflection_format(max_tokens: int) -> ReplyFormat:
@@ -93,6 +94,17 @@ def reflection_format(max_tokens: int) -> ReplyFormat:
     one fenced block and nothing else, its text bounded to fit ``max_tokens``."""
     most = max(16, CHARS_PER_TOKEN * max_tokens - 10)
     return ReplyFormat.regex(REFLECTION_FAMILY, f"```\n[^`]{{1,{most}}}\n```")
+
+
+@family_example(REFLECTION_FAMILY)
+def _reflection_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): GEPA's reflection prompt
+    with an empty instruction."""
+    prompt = ("I provided an assistant with the following instructions to perform a task for "
+              "me:\n```\n\n```\nWrite a new instruction for the assistant. Provide the new "
+              "instructions within ``` blocks.")
+    return Request((Message("user", prompt),), SamplingParams(max_tokens=128),
+                   reflection_format(128))
 
 
 class BackendLM:

@@ -18,10 +18,12 @@ from typing import Any
 
 from pydantic import Field
 
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, enum_of, reply_model
+from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.items import NestedItem
 
-FAMILY = "nested.answer"
+FAMILY = prompt_family("nested.answer", "json")
 ANSWER_FORMAT = (
     'Reply with one JSON object and nothing else: {"answer": "<one of the options>", '
     '"confidence": <probability from 0 to 1 that your answer is correct>}.'
@@ -39,8 +41,23 @@ def reply_format(options: Sequence[str], family: str = FAMILY) -> ReplyFormat:
 
 def prompt(item: NestedItem) -> str:
     """The text shown to a model: story, question, options and the reply format."""
-    return (f"{item.story}\n\n{item.question}\nOptions: {', '.join(item.options)}\n"
-            f"{ANSWER_FORMAT}")
+    return prompt_text(item.story, item.question, item.options)
+
+
+def prompt_text(story: str, question: str, options: Sequence[str]) -> str:
+    """:func:`prompt` of a story, question and options."""
+    return f"{story}\n\n{question}\nOptions: {', '.join(options)}\n{ANSWER_FORMAT}"
+
+
+@family_example(FAMILY)
+def _example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): a depth-2 question."""
+    options = ("basket", "box")
+    story = ("Sally put the ball in the basket. Sally left. Anne moved the ball to the box "
+             "while Sally watched through the window. Anne did not see her.")
+    question = "Where does Anne think that Sally thinks the ball is?"
+    return Request((Message("user", prompt_text(story, question, options)),),
+                   SamplingParams(max_tokens=64), reply_format(options))
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from pydantic import Field
 from cogrsi_lib import bench
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.reply_format import (
     ReplyError,
@@ -401,3 +402,47 @@ def make_backend(
     from cogrsi_lib.llm.config import build_backend
 
     return build_backend({"backend": kind, **dict(llm or {})}, base_dir=base_dir)
+
+
+# -- the families' example requests (cogrsi_lib/llm/families.py) ------------------------------
+
+
+def _example_run() -> _Run:
+    """The first oracle example, its gold problem and actions as the replies of calls 1-2."""
+    from cogrsi_lib.pddl.examples import oracle_examples
+
+    (ex,) = oracle_examples(1, seed=0, questions_per_story=1)
+    run = _Run(ex)
+    run.replies["problem"] = ex.gold_pddl.problem_text if ex.gold_pddl else ""
+    run.replies["actions"] = ex.gold_pddl.actions_text() if ex.gold_pddl else ""
+    return run
+
+
+def _example(prompt: str, fmt: ReplyFormat, cap: int) -> Request:
+    return Request((Message("system", P.SYSTEM), Message("user", prompt)),
+                   SamplingParams(max_tokens=cap), fmt)
+
+
+@family_example(P.PROBLEM_FAMILY)
+def _problem_example() -> Request:
+    fmt = P.problem_format(predefined_domain(), 480)
+    return _example(problem_prompt("full", _example_run().example, fmt), fmt, 480)
+
+
+@family_example(P.DOMAIN_PROBLEM_FAMILY)
+def _domain_problem_example() -> Request:
+    fmt = P.domain_problem_format()
+    return _example(problem_prompt("no_domain", _example_run().example, fmt), fmt, 640)
+
+
+@family_example(P.ACTIONS_FAMILY)
+def _actions_example() -> Request:
+    fmt = P.actions_format(predefined_domain(), 160)
+    return _example(actions_prompt("full", _example_run(), fmt), fmt, 160)
+
+
+@family_example(P.ANSWER_FAMILY)
+def _answer_example() -> Request:
+    run = _example_run()
+    fmt = answer_format(run.example, 48)
+    return _example(answer_prompt("no_verification", run, fmt), fmt, 48)

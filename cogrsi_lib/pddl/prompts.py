@@ -23,6 +23,7 @@ The PDDL itself is then read strictly by the ``pddl`` package (:mod:`cogrsi_lib.
 
 from __future__ import annotations
 
+from cogrsi_lib.llm.families import prompt_family
 from cogrsi_lib.llm.reply_format import ReplyFormat
 from cogrsi_lib.pddl.domain import CompiledDomain
 
@@ -166,8 +167,11 @@ EVIDENCE_MISSING = "No state trace: {why}"
 
 
 # -- reply formats ---------------------------------------------------------------------------
-PROBLEM_FAMILY, ACTIONS_FAMILY = "pddl.problem", "pddl.actions"
-DOMAIN_PROBLEM_FAMILY, ANSWER_FAMILY = "pddl.domain_problem", "pddl.answer"
+# their example requests: cogrsi_lib/pddl/ladder.py, beside the prompts of the ladder's calls
+PROBLEM_FAMILY = prompt_family("pddl.problem", "regex")
+ACTIONS_FAMILY = prompt_family("pddl.actions", "regex")
+DOMAIN_PROBLEM_FAMILY = prompt_family("pddl.domain_problem", "regex")
+ANSWER_FAMILY = prompt_family("pddl.answer", "json")
 #: a PDDL name as the parsing prompts ask for it (lower case, at most 16 characters)
 NAME = r"[a-z][a-z0-9_-]{0,15}"
 #: the most names on one line of (:objects ...) (one line per type of the domain)

@@ -19,6 +19,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, enum_of, reply_model, text_field
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem, candidate_names
@@ -43,7 +44,7 @@ For each numbered {unit}, list the characters who perceived it. {rule}
 order, with the list of the characters who perceived it, [] when nobody did, for example \
 {example}"""
 
-FAMILY = "reader.perception"
+FAMILY = prompt_family("reader.perception", "json")
 #: the most names one line may list
 MAX_NAMES_PER_LINE = 6
 #: the longest name when the context's names are not known
@@ -166,3 +167,11 @@ def parse_perception(
             names.append(hit.group(0))  # the context's own spelling
         witnesses.append(tuple(dict.fromkeys(names)))
     return PerceptionResult("ok", Perception(tuple(witnesses)))
+
+
+@family_example(FAMILY)
+def _example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import ITEM
+
+    return perception_request(ITEM, max_tokens=256)

@@ -19,6 +19,7 @@ import hashlib
 
 from pydantic import Field
 
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.parsing import ParsedAnswer, normalise_free_text, option_letters
 from cogrsi_lib.llm.reply_format import (
     ReplyError,
@@ -54,7 +55,9 @@ Two candidate answers:
 {principle_block}Decide which candidate is right{under}. Give a short reason, then your \
 choice. {reply}"""
 
-REASONED, DIRECT, ARBITRATION = "answer.reasoned", "answer.direct", "reader.arbitration"
+REASONED = prompt_family("answer.reasoned", "json")
+DIRECT = prompt_family("answer.direct", "json")
+ARBITRATION = prompt_family("reader.arbitration", "json")
 #: longest free-text answer (the answer alone: a word or a few)
 FREE_ANSWER_CHARS = 40
 
@@ -203,3 +206,32 @@ def _version() -> str:
 
 
 PROMPT_VERSION = _version()
+
+
+# -- the families' example requests (cogrsi_lib/llm/families.py) ------------------------------
+
+_EXAMPLE_PARAMS = SamplingParams(max_tokens=96, temperature=0.0)
+
+
+@family_example(REASONED)
+def _reasoned_example() -> Request:
+    from cogrsi_lib.reader.example_items import ITEM
+    from cogrsi_lib.reader.views import plain_view
+
+    return answer_request(ITEM, plain_view(ITEM), _EXAMPLE_PARAMS)
+
+
+@family_example(DIRECT)
+def _direct_example() -> Request:
+    from cogrsi_lib.reader.example_items import ITEM
+    from cogrsi_lib.reader.views import plain_view
+
+    return answer_request(ITEM, plain_view(ITEM), _EXAMPLE_PARAMS, think=THINK_NONE)
+
+
+@family_example(ARBITRATION)
+def _arbitration_example() -> Request:
+    from cogrsi_lib.reader.example_items import ITEM
+    from cogrsi_lib.reader.views import plain_view
+
+    return arbitration_request(ITEM, plain_view(ITEM), ("A", "B"), "", _EXAMPLE_PARAMS)

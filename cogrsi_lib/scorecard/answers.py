@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 from pydantic import Field
 
+from cogrsi_lib.llm.families import prompt_family
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.reply_format import ReplyFormat, reply_model
 from cogrsi_lib.llm.types import Completion, Request
@@ -52,7 +53,9 @@ def item_chain(item: ReaderItem) -> tuple[str, ...] | None:
     return tuple(chain) if chain is not None else None
 
 
-BARE_FAMILY, NUMBER_FAMILY = "scorecard.bare", "scorecard.number"
+# their example requests: cogrsi_lib/scorecard/direct.py
+BARE_FAMILY = prompt_family("scorecard.bare", "json")
+NUMBER_FAMILY = prompt_family("scorecard.number", "json")
 #: the range of a numeric answer (the games' answers lie well inside it)
 NUMBER_RANGE = (-1e6, 1e6)
 

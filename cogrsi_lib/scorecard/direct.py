@@ -13,11 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.reply import read_reply
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
-from cogrsi_lib.scorecard.answers import answer_format, item_format, json_record
+from cogrsi_lib.scorecard.answers import (
+    BARE_FAMILY,
+    NUMBER_FAMILY,
+    answer_format,
+    item_format,
+    json_record,
+)
 
 DEFAULT_MAX_TOKENS = 64
 
@@ -61,3 +68,19 @@ class DirectSystem:
         outs = self.backend.generate(reqs)
         return [json_record(self.name, it, cs[0], read_reply(r.reply, cs[0].text), request=r)
                 for it, r, cs in zip(items, reqs, outs, strict=True)]
+
+
+@family_example(BARE_FAMILY)
+def _bare_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): a nested question."""
+    from cogrsi_lib.reader.example_items import NESTED
+
+    return DirectSystem(None).request(NESTED)  # type: ignore[arg-type]  # requests only
+
+
+@family_example(NUMBER_FAMILY)
+def _number_example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py): a numeric question."""
+    from cogrsi_lib.reader.example_items import NUMERIC
+
+    return DirectSystem(None).request(NUMERIC)  # type: ignore[arg-type]  # requests only

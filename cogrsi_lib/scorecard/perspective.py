@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyError, ReplyFormat
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.reply import Reply
@@ -39,7 +40,7 @@ MARKER = "Build only the state required for the answer"
 MAX_SLOT_WORDS = 25
 MAX_SLOT_CHARS = 150
 MAX_TOKENS = 160  # default reply cap
-FAMILY = "scorecard.perspective"
+FAMILY = prompt_family("scorecard.perspective", "regex")
 _LINE = re.compile(r"^([A-Z0-9_]+): (.*)$")
 #: a confidence from 0 to 1, written plainly
 CONFIDENCE_RE = r"(0(\.[0-9]{1,4})?|1(\.0{1,4})?)"
@@ -169,6 +170,16 @@ def parse_perspective(
         got[name] = value
     state_only = {k: v for k, v in got.items() if k not in ("ANSWER", "CONFIDENCE")}
     return Reply(answer=got["ANSWER"], confidence=float(got["CONFIDENCE"])), state_only
+
+
+@family_example(FAMILY)
+def _example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import NESTED
+
+    chain = NESTED.meta["chain"]
+    return Request((Message("user", perspective_prompt(NESTED, chain, True, 160)),),
+                   SamplingParams(max_tokens=160), perspective_format(NESTED, chain, True, 160))
 
 
 class PerspectiveSystem:

@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import Field
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.reply import Reply
@@ -79,7 +80,7 @@ class StoreReplyError(ValueError):
     """The reply breaks the store's declared format (:func:`store_format`)."""
 
 
-FAMILY = "scorecard.store"
+FAMILY = prompt_family("scorecard.store", "json")
 
 
 def store_format(item: ReaderItem, chain: Sequence[str]) -> ReplyFormat:
@@ -128,6 +129,16 @@ def parse_store_reply(
         except StoreError as err:
             refused.append({"index": i, "entry": e.model_dump(), "reason": str(err)})
     return own, refused
+
+
+@family_example(FAMILY)
+def _example() -> Request:
+    """The family's example request (cogrsi_lib/llm/families.py)."""
+    from cogrsi_lib.reader.example_items import NESTED
+
+    chain = NESTED.meta["chain"]
+    return Request((Message("user", store_prompt(NESTED, chain)),),
+                   SamplingParams(max_tokens=224), store_format(NESTED, chain))
 
 
 class StoreSystem:

@@ -6,8 +6,8 @@
   same format without the state slots, its ablation;
 * ``store``: the explicit epistemic store (§11); ``store_ablated`` builds the same store
   but answers with the model's own answer field, its ablation;
-* any name of :data:`cogrsi_lib.baselines.SYSTEMS` (zero-shot, CoT, SC, SimToM, PercepToM,
-  the grounded reader) for comparison.
+* any registered reader system (:mod:`cogrsi_lib.baselines.registry`: zero-shot, CoT, SC,
+  SimToM, PercepToM, the grounded reader) for comparison.
 
 An :class:`Intervention` names what it is compared with: Phase 1 against the bare model,
 Phase 2 against Phase 1 (§11 keep criterion: "Compare Phase 2 against Phase 1"), and the
@@ -83,12 +83,13 @@ def make_variant(name: str, backend: Backend, caps: Mapping[str, int] | None = N
     if name in ("store", "store_ablated"):
         return StoreSystem(backend, name=name, read_store=name == "store",
                            max_tokens=c["store"], bare_max_tokens=bare, structured=structured)
-    from cogrsi_lib.baselines import SYSTEMS, make_system
+    from cogrsi_lib.baselines import is_system, make_system, registry
     from cogrsi_lib.reader import ReaderConfig
 
-    if name in SYSTEMS:
+    if is_system(name):
         return make_system(name, backend, ReaderConfig(structured=structured))
-    raise ValueError(f"unknown variant {name!r}; known: {VARIANTS} and {SYSTEMS}")
+    raise ValueError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)} and the reader "
+                     f"systems {', '.join(registry.known())}")
 
 
 def needed_variants(interventions: list[str]) -> list[str]:

@@ -3,11 +3,16 @@ model's reply of every family parses against it."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+from pathlib import Path
 
 import pytest
 
+import cogrsi_lib
+from cogrsi_lib import bench
 from cogrsi_lib.llm import build_backend
+from cogrsi_lib.llm import families as families_module
 from cogrsi_lib.llm.fake import ScriptedBackend
 from cogrsi_lib.llm.reply_format import (
     UnsupportedReplyFormat,
@@ -15,27 +20,71 @@ from cogrsi_lib.llm.reply_format import (
     openai_response_format,
     vllm_structured_outputs,
 )
-from cogrsi_lib.reply_families import example_requests
+from cogrsi_lib.reply_families import example_requests, families
 
 from .fake_vllm import FakeStructured
 from .recorder import recording_server
 
 REQUESTS = example_requests()
 FAMILIES = sorted(REQUESTS)
-
-#: every family of the project; a new prompt family must declare its format and join here
-EXPECTED = {
-    "answer.reasoned", "answer.direct", "reader.perception", "reader.arbitration",
-    "simtom.perspective", "loops.builder", "loops.builder.principle", "loops.gepa.reflection",
-    "harness.route.variable", "harness.route.skill", "harness.draft", "harness.dimension",
-    "harness.categories", "harness.reflector", "scorecard.bare", "scorecard.number",
-    "scorecard.perspective", "scorecard.store", "pddl.problem", "pddl.domain_problem",
-    "pddl.actions", "pddl.answer", "audit.translation",
-}  # fmt: skip
+#: every family the package declares (cogrsi_lib/llm/families.py): the expected set
+DECLARED = families()
+LIBRARY = Path(cogrsi_lib.__file__).parent
 
 
-def test_every_family_is_catalogued_once() -> None:
-    assert set(FAMILIES) == EXPECTED
+def test_every_declared_family_has_an_example_in_its_format() -> None:
+    """A family declared without an example, or whose example replies in another family's
+    format or another kind, fails here."""
+    assert sorted(DECLARED) == FAMILIES
+    for family, req in REQUESTS.items():
+        assert (req.reply.family, req.reply.kind) == (family, DECLARED[family].kind)
+
+
+def test_the_families_sent_by_reader_eval_and_the_nested_answer_are_declared() -> None:
+    """Every benchmark whose official protocol holds its reply to a form has its family here
+    (reader_eval sends them to real backends), and so has the nested benchmark's answer."""
+    official = {f"bench.official.{n}" for n in bench.names()
+                if bench.get(n).protocol("official").answer is not None}
+    assert official and official <= set(FAMILIES)
+    assert {f for f in FAMILIES if f.startswith("bench.official.")} == official
+    assert "nested.answer" in FAMILIES
+
+
+def _format_calls(tree: ast.AST):
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "ReplyFormat"
+                and node.func.attr in ("json", "choice", "regex") and node.args):
+            yield node
+
+
+def test_no_reply_format_names_an_undeclared_family() -> None:
+    """Every ReplyFormat of the package is built from a family constant (a name declared by
+    prompt_family, or a parameter), never from a literal name that escapes the registry."""
+    literal = []
+    for path in sorted(LIBRARY.rglob("*.py")):
+        for call in _format_calls(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(call.args[0], ast.Constant):
+                literal.append(f"{path.relative_to(LIBRARY)}:{call.lineno}")
+    assert not literal
+
+
+def test_the_registry_refuses_a_family_declared_twice_or_an_example_of_another_kind(
+        monkeypatch) -> None:
+    monkeypatch.setattr(families_module, "_FAMILIES", dict(families_module._FAMILIES))
+    with pytest.raises(ValueError, match="already declared by cogrsi_lib.reader.prompts"):
+        families_module.prompt_family("answer.direct", "json")
+    with pytest.raises(ValueError, match="no declaration"):
+        families_module.family_example("never.declared")(lambda: REQUESTS["answer.direct"])
+    with pytest.raises(ValueError, match="kind is one of"):
+        families_module.prompt_family("test.kind", "xml")  # type: ignore[arg-type]
+    families_module.prompt_family("test.choice", "choice")
+    assert "test.choice" in families_module.declared()
+    with pytest.raises(ValueError, match="has no example request"):
+        families_module.example_request("test.choice")
+    families_module.family_example("test.choice")(lambda: REQUESTS["answer.direct"])
+    with pytest.raises(ValueError, match=r"replies in \('answer.direct', 'json'\)"):
+        families_module.example_request("test.choice")
 
 
 @pytest.mark.parametrize("family", FAMILIES)
