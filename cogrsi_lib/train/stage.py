@@ -21,7 +21,6 @@ import polars as pl
 from cogrsi_lib.oracle.situations import exploretom_config, tomi_config
 from cogrsi_lib.pairs.lexicon import words_in
 from cogrsi_lib.progress import phase
-from cogrsi_lib.stage_params import TrainParams
 from cogrsi_lib.train import trainer
 from cogrsi_lib.train.examples import (
     Example,
@@ -38,6 +37,7 @@ from cogrsi_lib.train.examples import (
     traceable,
     traced_example,
 )
+from cogrsi_lib.train.params import TrainParams
 
 #: seed offsets of the three draws of one run (training, held-out, GRPO prompts)
 _DRAWS = {"train": 0, "heldout": 100, "grpo": 200}
