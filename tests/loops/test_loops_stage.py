@@ -10,8 +10,8 @@ import yaml
 
 from cogrsi_lib.loops import report
 from cogrsi_lib.loops.gepa_arm import gepa_available
-from cogrsi_lib.loops.selection import selection_quality
 from cogrsi_lib.loops.params import LoopsParams
+from cogrsi_lib.loops.selection import selection_quality
 from cogrsi_lib.loops.stage import run_stage, stage_data
 from cogrsi_lib.stage_params import StageParamsError, load
 
