@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import NonNegativeInt, PositiveInt
 
+from cogrsi_lib.audit.sandbox import SandboxLimits
 from cogrsi_lib.audit.settings import AuditSettings
 from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.loops.params import STUDY_ARMS, StudyConfig
@@ -29,6 +30,9 @@ class AuditParams(StageParams, AuditSettings):
     """``audit``: semantic audit of rules and the audit-in-registration comparison."""
 
     n_worlds: PositiveInt = 300
+    #: per translation, in the sandbox (whole seconds, as params.yaml writes them: the run's
+    #: summary shows them as given)
+    limits: SandboxLimits = SandboxLimits(wall_s=120, cpu_s=60)
     rules: str = "handwritten"  # or a candidates file (rule_id, text, ...)
     replay: ReplaySettings = ReplaySettings()
     check_expected: bool = True

@@ -3,8 +3,8 @@
 :func:`training_set` draws every example from the ``train`` lexicon (disjoint from the
 evaluation splits); :func:`train` runs both phases under a work folder named by the run's
 fingerprint, so an interrupted run resumes and a finished one is reused;
-:func:`save_adapter` copies the final adapter into the stage's outputs, where the ``llm``
-setting ``adapter`` of any stage can point at it.
+:func:`save_adapter` copies the final adapter into the stage's outputs, where the ``adapter``
+setting of any stage's model (``backend: embedded`` or ``vllm``) can point at it.
 """
 
 from __future__ import annotations
