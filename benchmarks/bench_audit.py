@@ -17,8 +17,8 @@ import time
 
 from cogrsi_lib.audit import RULES, Auditor, build_translators, sample_audit_worlds
 
-SCRIPTED = [{"name": "A", "llm": {"backend": "scripted"}},
-            {"name": "B", "llm": {"backend": "scripted"}}]
+SCRIPTED = [{"name": "A", "model": "scripted"},
+            {"name": "B", "model": "scripted"}]
 
 
 def main() -> None:

@@ -18,7 +18,8 @@ import json
 import tempfile
 import time
 
-from cogrsi_lib.loops import StageConfig, calibration_table, run_stage, stage_data
+from cogrsi_lib.loops import calibration_table, run_stage, stage_data
+from cogrsi_lib.stage_params import load
 
 
 def main() -> None:
@@ -41,10 +42,10 @@ def main() -> None:
             print(f"  margin {r['delta']:g} pt, {rule:14s}: {100 * r['share']:.1f}% "
                   f"(s.e. {100 * r['se']:.2f})")
 
-    cfg = StageConfig.from_params({
+    cfg = load("loops", {
         "seeds": [0], "rounds": a.stage_rounds, "discovery_size": a.cohort,
         "trial_size": a.cohort, "final_size": 3 * a.cohort, "heldout_size": a.cohort,
-        "dev_stories": max(60, 40 * a.stage_rounds * a.cohort // 8), "backend": "scripted",
+        "dev_stories": max(60, 40 * a.stage_rounds * a.cohort // 8), "model": "scripted",
         "gepa_budget": 10 * a.cohort, "gepa_val_size": a.cohort, "gepa_seeds": [0],
         "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 8,
                   "n_gate_dialogue": 4, "n_eval_narrative": 8, "n_eval_dialogue": 4}})

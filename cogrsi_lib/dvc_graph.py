@@ -2,7 +2,9 @@
 
 A stage depends on its executed notebook, its ``params.yaml`` section, every library part its
 notebook imports (followed through the library's own imports, whole subpackages at a time,
-lazy and function-level imports included) and on ``data/`` when one of those parts reads the
+lazy and function-level imports included), its parameter schema's module (which
+:func:`cogrsi_lib.stage_params.load` imports by name, out of the imports' sight; its own
+imports followed as well) and on ``data/`` when one of those parts reads the
 benchmark samples, and on any LoRA adapter its ``params.yaml`` section names (an ``adapter:``
 key, e.g. ``reports/train/adapter`` from the ``train`` stage). Every stage's ``summary.json``
 is a DVC metric and every chart the notebook shows (``show_chart(..., out / NAME)``) a DVC
@@ -20,7 +22,7 @@ import yaml
 
 from cogrsi_lib.stage_params import SCHEMAS
 
-__all__ = ["dvc_yaml", "stage_deps", "stage_plots"]
+__all__ = ["dvc_yaml", "schema_module", "stage_deps", "stage_plots"]
 
 LIBRARY = "cogrsi_lib"
 #: library parts that read ``data/`` (the benchmark samples pulled from ``data.dvc``)
@@ -92,11 +94,23 @@ def _closure(root: Path, start: Iterable[str]) -> set[str]:
     return seen
 
 
+def schema_module(stage: str) -> str | None:
+    """The module of ``stage``'s parameter schema (None: the stage has none)."""
+    entry = SCHEMAS.get(stage)
+    if entry is None:
+        return None
+    return entry.partition(":")[0] if isinstance(entry, str) else entry.__module__
+
+
 def stage_deps(stage: str, root: str | Path = ".") -> list[str]:
     """The dependencies of ``stage``: notebook, library parts (sorted), then ``data``."""
     root = Path(root)
     source = (root / "notebooks" / f"{stage}.py").read_text(encoding="utf-8")
-    modules = _closure(root, _imports(source, "notebooks." + stage, False))
+    start = _imports(source, "notebooks." + stage, False)
+    schema = schema_module(stage)
+    if schema is not None:
+        start.add(schema)
+    modules = _closure(root, start)
     units = sorted({_unit(m) for m in modules} - {LIBRARY})
     paths = [f"{LIBRARY}/__init__.py"] + [
         u.replace(".", "/") + ("" if (root / u.replace(".", "/")).is_dir() else ".py")

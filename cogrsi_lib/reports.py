@@ -18,6 +18,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 import vl_convert as vlc
+from pydantic import BaseModel
 from tabulate import tabulate
 
 __all__ = ["markdown_table", "save_chart", "write_json", "write_replies", "write_table"]
@@ -97,7 +98,8 @@ def show_chart(chart: alt.TopLevelMixin, stem: str | Path) -> Any:
 
 
 def _jsonable(obj: Any) -> Any:
-    """Plain JSON data: NaN/inf become null, sets are sorted, numpy/polars/dataclasses unpacked."""
+    """Plain JSON data: NaN/inf become null, sets are sorted, numpy/polars/dataclasses and
+    pydantic models unpacked."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if obj is None or isinstance(obj, str | int | bool):
@@ -112,6 +114,8 @@ def _jsonable(obj: Any) -> Any:
         return obj.as_posix()
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return _jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, BaseModel):  # typed settings (cogrsi_lib/settings.py)
+        return _jsonable(obj.model_dump())
     if isinstance(obj, pl.DataFrame):
         return _jsonable(obj.to_dicts())
     if isinstance(obj, pl.Series):

@@ -19,7 +19,7 @@
 # Two translators turn each rule text into `applies(world, q)` and `predict(world, q)` (they see only the rule and the API in `cogrsi_lib/audit/API.md`); each translation runs in a sandbox process over a fixed sample of oracle worlds. A *shared counterexample* is a question where both translations apply, agree, and the oracle answers otherwise. Verdicts: invalid (a shared counterexample), vacuous (almost never applies), valid (translations agree on at least 80% of the questions where they apply), ambiguous otherwise (CogRSI §4.3, §5.4, App. C "Semantic audit (J105)").
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (AuditParams).
+# Small CI defaults live in the schema: cogrsi_lib/audit/params.py (AuditParams).
 # `cogrsi stage audit` (what `dvc repro` runs) injects params.yaml[audit] here.
 params = {}
 out_dir = None
@@ -65,8 +65,7 @@ roles
 
 # %%
 rule_table = audit.load_rules(p.rules, root)
-config = audit.audit_config(p.vacuous_threshold, p.agreement_threshold, p.agreement_over,
-                            p.limits, p.recompile_max_tokens, p.workers)
+config = p.config()
 auditor = audit.Auditor(sample, trs, config)
 results = auditor.audit_many(list(zip(rule_table['rule_id'], rule_table['text'], strict=True)))
 label = audit.MODEL_LABEL if audit.uses_models(trs) else audit.REFERENCE_LABEL
@@ -188,11 +187,10 @@ gains
 # Each shared counterexample of an invalid rule is rendered as a story; the reader answers it without a principle and with the rule as its principle, and so do random control questions (§5.4: 8.6% of 1,139 turned wrong vs 2.8% of 176 controls).
 
 # %%
-reader_config = {**(p.replay.get('reader_config') or {}), 'structured': p.structured}
-answerer, reader_backend = audit.replay_answerer(p.replay['reader'], reader_config, root)
-replayed = audit.replay_counterexamples(results, sample, answerer,
-                                        p.replay['max_per_rule'], p.replay['n_controls'],
-                                        p.replay['seed'])
+reader_config = p.replay.reader_config.model_copy(update={'structured': p.structured})
+answerer, reader_backend = audit.replay_answerer(p.replay.model, reader_config, root)
+replayed = audit.replay_counterexamples(results, sample, answerer, p.replay.max_per_rule,
+                                        p.replay.n_controls, p.replay.seed)
 replayed.write_parquet(out / 'replay.parquet')
 replay_table = audit.replay_summary(replayed)
 write_table(replay_table, out / 'replay',
@@ -207,8 +205,7 @@ replay_table
 # %%
 from cogrsi_lib.loops import registration_study as rs
 
-study_cfg = rs.StudyConfig.from_params(p.registration)
-study = rs.run_study(study_cfg, sample, config)
+study = rs.run_study(p.registration, sample, config)
 comparison = rs.write_comparison(study, out)
 assert comparison['counts_add_up'].drop_nulls().all()
 assert study.kept.filter((study.kept['arm'] == 'audit_library')

@@ -25,7 +25,7 @@
 # benchmarks). Logic lives in `cogrsi_lib.bench`.
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (BenchmarksParams).
+# Small CI defaults live in the schema: cogrsi_lib/bench/params.py (BenchmarksParams).
 # `cogrsi stage benchmarks` (what `dvc repro` runs) injects params.yaml[benchmarks] here.
 params = {}
 out_dir = None
@@ -92,7 +92,8 @@ show_chart(chart, out / "questions_by_benchmark")
 # as in App. E.2 (smoke and held-out 1: 0, held-out 2: 1, confirmatory: 3).
 
 # %%
-manifests = draw_manifests(loaded, p.sample_sizes, p.sample_sizes_by_benchmark, p.seeds)
+manifests = draw_manifests(loaded, p.sample_sizes.model_dump(), p.sample_sizes_by_benchmark,
+                           p.seeds.model_dump())
 for m in manifests:
     write_manifest(m, out / "manifests" / f"{m.benchmark}.json")
 summary = pl.DataFrame([

@@ -19,7 +19,7 @@
 # A frozen model wrapped by a harness (zing-social-mind-report §5): PRISM skills with asked-variable routing and self-exit (§5.3), Starling attribution-first state (§5.4), SAGE experience memory with its fallback cascade (§5.5) and gated retrieval of normative notes (§5.6), each gated per item and recorded in the trace. Configurations as Table 10: Base, +skills, +memory (Starling + SAGE), +retrieval, Full, on the same items; one greedy direct answer per item. Logic: `cogrsi_lib/harness/`.
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (HarnessParams).
+# Small CI defaults live in the schema: cogrsi_lib/harness/params.py (HarnessParams).
 # `cogrsi stage harness` (what `dvc repro` runs) injects params.yaml[harness] here.
 params = {}
 out_dir = None
@@ -35,7 +35,6 @@ from cogrsi_lib.embedding import MiniLMEmbedder
 from cogrsi_lib.harness import stage as hs
 from cogrsi_lib.harness.runtime import HarnessConfig, HarnessSystem, build_ablations
 from cogrsi_lib.llm import start_tally
-from cogrsi_lib.llm.config import build_backend
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
 from cogrsi_lib.progress import timed
 from cogrsi_lib.reports import write_json, write_replies, write_table
@@ -44,8 +43,8 @@ from cogrsi_lib.stats import chance_table
 # %%
 out = resolve_out_dir(out_dir, 'harness')
 tally = start_tally()  # every model call of this stage, by prompt family
-harness_config = {**p.harness_config, 'structured': p.structured}
-backend = build_backend(p.llm, base_dir=find_repo_root())
+harness_config = p.call_settings()
+backend = p.model.build(find_repo_root())
 embedder = MiniLMEmbedder()
 items, skipped = hs.evaluation_items(p.benchmarks, p.n_per_benchmark, p.n_oracle, p.oracle_seed)
 {'items': {k: len(v) for k, v in items.items()}, 'skipped': skipped}
@@ -57,13 +56,13 @@ items, skipped = hs.evaluation_items(p.benchmarks, p.n_per_benchmark, p.n_oracle
 
 # %%
 test_ids = [it.item_id for its in items.values() for it in its]
-dev_items = hs.development_items(p.dev['n_tombench'], p.dev['n_oracle'], p.dev['oracle_seed'],
+dev_items = hs.development_items(p.dev.n_tombench, p.dev.n_oracle, p.dev.oracle_seed,
                                  skip_tombench=p.n_per_benchmark)
 base = HarnessSystem(backend, HarnessConfig(**harness_config), name='harness:base')
 with timed('SAGE distillation'):
     store, distil_log = hs.distil_store(base, dev_items, embedder, test_ids=test_ids,
-                                        budget=p.dev['budget'], rounds=p.dev['rounds'],
-                                        max_tokens=p.dev['max_tokens'])
+                                        budget=p.dev.budget, rounds=p.dev.rounds,
+                                        max_tokens=p.dev.max_tokens)
 store.to_json(out / 'experience_store.json')
 write_json(distil_log, out / 'distil_log.json')
 {'dev_items': len(dev_items), 'entries': len(store)}
@@ -167,8 +166,7 @@ decisions
 # Agreement of the state memory's answer with the oracle's on every question of sampled worlds, with the oracle's own perceivers (gold) and with perceivers derived from presence; and with Hi-ToM's gold labels under three rule sets: the oracle's, Hi-ToM's stated rule (trust by exit order) and its generator's rule; `runtime` marks the one the harness reads Hi-ToM stories with (`cogrsi_lib.harness.runtime.STARLING_RULES`; every other source gets the oracle's).
 
 # %%
-state = hs.state_agreement(p.agreement['n_worlds'], p.agreement['seed'],
-                           p.agreement['max_depth'])
+state = hs.state_agreement(p.agreement.n_worlds, p.agreement.seed, p.agreement.max_depth)
 write_table(state, out / 'state_agreement_oracle', title='Starling vs the oracle')
 hitom = hs.hitom_agreement()
 if hitom is not None:
@@ -182,7 +180,7 @@ state
 
 # %%
 replies = write_replies(tally, out / 'replies_by_family')
-write_json({'backend': p.llm.get('backend'), 'model': backend.model,
+write_json({'backend': p.model.backend, 'model': backend.model,
             'embedder': embedder.name, 'ablations': p.ablations,
             'skipped_benchmarks': skipped, 'structured': p.structured,
             'chance': chance.to_dicts(), 'replies': tally.to_dict()},

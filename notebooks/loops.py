@@ -16,10 +16,10 @@
 # %% [markdown]
 # # Strategy-evolution loops
 #
-# Each arm evolves the reader's principle P from nothing over a number of rounds (CogRSI §4.2, App. C.2): a discovery cohort of new development questions, the builder's proposals from the reader's failures (up to four, JSON, rejected when malformed, over the word limit or naming the stories' characters or places), three trial cohorts, and registration: a mean gain of at least delta points, a gain of at least zero on two of the three cohorts, and the arm's gates. Then every learned principle, no principle and the expert principle answer a final cohort of unseen questions. With `backend = 'scripted'` no model runs: `cogrsi_lib/loops/scripted.py` stands in for it, so the numbers below only show that the pipeline works.
+# Each arm evolves the reader's principle P from nothing over a number of rounds (CogRSI §4.2, App. C.2): a discovery cohort of new development questions, the builder's proposals from the reader's failures (up to four, JSON, rejected when malformed, over the word limit or naming the stories' characters or places), three trial cohorts, and registration: a mean gain of at least delta points, a gain of at least zero on two of the three cohorts, and the arm's gates. Then every learned principle, no principle and the expert principle answer a final cohort of unseen questions. With `model: scripted` no model runs: `cogrsi_lib/loops/scripted.py` stands in for it, so the numbers below only show that the pipeline works.
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (LoopsParams).
+# Small CI defaults live in the schema: cogrsi_lib/loops/params.py (LoopsParams).
 # `cogrsi stage loops` (what `dvc repro` runs) injects params.yaml[loops] here.
 params = {}
 out_dir = None
@@ -45,7 +45,7 @@ from cogrsi_lib.stats import chance_table
 # %%
 out = resolve_out_dir(out_dir, 'loops')
 tally = start_tally()  # every model call of this stage, by prompt family
-cfg = loops.StageConfig.from_params(p.model_dump())
+cfg = p  # the stage's settings are its schema (cogrsi_lib/loops/params.py)
 data = loops.stage_data(cfg)
 {'dev_questions': len(data.pool), 'dev_stories': len({it.story for it in data.pool}),
  'gate_pairs': data.gate['pair_id'].n_unique(),
@@ -209,7 +209,7 @@ run.principles
 rules = report.audit_candidates(run.candidates)
 rules.write_parquet(out / 'audit_candidates.parquet')
 write_json({'arms': run.arms, 'seeds': list(cfg.seeds), 'rounds': cfg.rounds,
-            'backend': cfg.backend, 'measured_cohort_sd': measured,
+            'backend': cfg.model.backend, 'measured_cohort_sd': measured,
             'candidates': run.candidates.height,
             'admitted': int(run.candidates['admitted'].sum()) if run.candidates.height
             else 0, 'audit_texts': rules.height, 'structured': p.structured,

@@ -19,7 +19,7 @@
 # Location questions about belief chains of depth 0-4 from oracle worlds (recursive-reasoning plan §4 Suite A). For each depth R1-R4 an *adversarial* partition (the answer differs from reality **and** from every shallower prefix's answer, §5.6) and a *true-belief* partition (answer = reality), `n_per_cell` items each; R0 asks about reality. The shortcut heuristics of §1.4 / §7 are scored per depth (Gate A, §16), and the oracle itself must score 100%.
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (NestedParams).
+# Small CI defaults live in the schema: cogrsi_lib/nested/params.py (NestedParams).
 # `cogrsi stage nested` (what `dvc repro` runs) injects params.yaml[nested] here.
 params = {}
 out_dir = None

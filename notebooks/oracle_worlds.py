@@ -20,7 +20,7 @@
 # question about them up to `max_depth`. Rules: `cogrsi_lib/oracle/SEMANTICS.md`.
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (OracleWorldsParams).
+# Small CI defaults live in the schema: cogrsi_lib/oracle/params.py (OracleWorldsParams).
 # `cogrsi stage oracle_worlds` (what `dvc repro` runs) injects params.yaml[oracle_worlds] here.
 params = {}
 out_dir = None

@@ -19,7 +19,7 @@
 # Flip and same pairs, narrative and dialogue, in a gate split and an evaluation split drawn with different seeds from disjoint lexicons (CogRSI §3, App. C "Counterfactual pairs"). Each pair is two oracle worlds that differ in one access fact of the target; gold answers come from the oracle. A pair counts only if both versions are right. Variants: `cogrsi_lib/pairs/variants.py`.
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (PairsParams).
+# Small CI defaults live in the schema: cogrsi_lib/pairs/params.py (PairsParams).
 # `cogrsi stage pairs` (what `dvc repro` runs) injects params.yaml[pairs] here.
 params = {}
 out_dir = None

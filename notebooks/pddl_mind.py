@@ -24,13 +24,13 @@
 # on the benchmark samples that are present (FANToM, MMToM-QA and MuMA-ToM text; §4). Wrong
 # answers are classified as parsing/state errors or reasoning errors given a correct trace.
 #
-# With the default `backend = "scripted"` no model runs: a scripted stand-in
+# With the default `model: scripted` no model runs: a scripted stand-in
 # (`cogrsi_lib/pddl/scripted.py`) writes gold or deliberately damaged PDDL and answers by a
 # sight-only rule, so the numbers below only exercise the pipeline. `params.yaml[pddl_mind]`
-# selects a real model (`backend: embedded`).
+# selects a real model (`model: {backend: embedded, ...}`).
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (PddlMindParams).
+# Small CI defaults live in the schema: cogrsi_lib/pddl/params.py (PddlMindParams).
 # `cogrsi stage pddl_mind` (what `dvc repro` runs) injects params.yaml[pddl_mind] here.
 params = {}
 out_dir = None
@@ -111,7 +111,7 @@ print(pddl.trace_text(trace))
 # Three calls per example and variant; every record keeps the replies, parse outcomes, rejected actions, trace comparison, calls and tokens.
 
 # %%
-backend = pddl.make_backend(p.backend, examples, llm=p.llm, script=p.script, base_dir=find_repo_root())
+backend = pddl.make_backend(p.model, examples, script=p.script, base_dir=find_repo_root())
 ladder = pddl.LadderConfig(variants=tuple(p.variants), parse_max_tokens=p.parse_max_tokens,
                            domain_max_tokens=p.domain_max_tokens,
                            answer_max_tokens=p.answer_max_tokens, seed=p.seed,

@@ -19,7 +19,7 @@
 # The grounded reader (CogRSI §4.1, App. G.6) and its baselines (zero-shot, CoT, self-consistency, SimToM, PercepToM and their +SC forms, §5.1) on one shared backend, on (a) counterfactual pairs of the oracle's evaluation split (a pair counts only if both versions are right, §3) and (b) the first items of each benchmark whose files are present, under the benchmark's uniform protocol (this package's prompt; a closed answer set asked as options; the benchmark's scorer). An unparsed answer is wrong. Calls and tokens are counted per question (G.7: the paper's reader makes 7.3 calls and 1.51x the tokens of SC k=6). Logic: `cogrsi_lib/reader/evaluate.py`.
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (ReaderEvalParams).
+# Small CI defaults live in the schema: cogrsi_lib/baselines/params.py (ReaderEvalParams).
 # `cogrsi stage reader_eval` (what `dvc repro` runs) injects params.yaml[reader_eval] here.
 params = {}
 out_dir = None
@@ -38,21 +38,19 @@ from cogrsi_lib.baselines import make_system
 from cogrsi_lib.bench.report import deviations_table
 from cogrsi_lib.bench.runner import ask_official_all
 from cogrsi_lib.llm import start_tally
-from cogrsi_lib.llm.config import build_backend
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
 from cogrsi_lib.progress import phase, timed
-from cogrsi_lib.reader import ReaderConfig
 from cogrsi_lib.reader import evaluate as ev
 from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 
 # %%
 out = resolve_out_dir(out_dir, 'reader_eval')
 tally = start_tally()  # every model call of this stage, by prompt family
-backend = build_backend(p.llm, base_dir=find_repo_root())
-config = ReaderConfig(**p.reader_config, structured=p.structured)
+backend = p.model.build(find_repo_root())
+config = p.reader()
 chosen = [make_system(name, backend, config, p.principle) for name in p.systems]
 split = pairs_lib.to_frame(pairs_lib.generate_split(
-    'eval', p.pairs['eval_seed'], p.pairs['n_eval_narrative'], p.pairs['n_eval_dialogue']))
+    'eval', p.pairs.eval_seed, p.pairs.n_eval_narrative, p.pairs.n_eval_dialogue))
 pair_records = ev.select_pairs(split, p.n_pairs)
 bench_items, skipped = ev.load_bench_heads(p.benchmarks, p.n_per_benchmark)
 {'pair_versions': pair_records.height,
@@ -173,7 +171,7 @@ show_chart(result.cost_accuracy_chart(), out / 'cost_accuracy')
 
 # %%
 replies = write_replies(tally, out / 'replies_by_family')
-write_json({'backend': p.llm.get('backend'), 'model': backend.model, 'systems': p.systems,
+write_json({'backend': p.model.backend, 'model': backend.model, 'systems': p.systems,
             'questions': result.items.height // max(1, len(p.systems)),
             'skipped_benchmarks': skipped, 'structured': p.structured,
             'chance': chance.to_dicts(), 'replies': tally.to_dict(),

@@ -18,10 +18,10 @@
 #
 # The recursive-reasoning plan's four suites on one set of frozen items: A, nested belief R0-R4 (`cogrsi_lib.nested`); B, applied ToM (a belief and a behaviour question on the same oracle state); C, strategic (games with known answers and bounded level-k opponents); D, self and cross-agent prediction (a prediction ledger, predictions written before the target is queried). Each reader variant answers the same items: the bare model, the recursive-perspective prompt (§10) and the explicit epistemic store (§11), each with its ablation. The §17 profile is reported as a full vector; the RR scalar only beside it. Gates A-E (§16) decide keep or toss, with every outcome recorded.
 #
-# **With the default `model = "scripted"` the answers come from a scripted model whose behaviour is fixed in advance** (`cogrsi_lib/scorecard/scripted.py`: depth collapse past two agents, leakage and a knowing-doing gap under the bare prompt, rationality projection in games); the numbers below show the machinery, not a real model. `params.yaml` (`dvc repro`) runs the embedded CPU model at a tiny size, and llm backend settings (e.g. vLLM) measure a real model at full size.
+# **With the default `model: scripted` the answers come from a scripted model whose behaviour is fixed in advance** (`cogrsi_lib/scorecard/scripted.py`: depth collapse past two agents, leakage and a knowing-doing gap under the bare prompt, rationality projection in games); the numbers below show the machinery, not a real model. `params.yaml` (`dvc repro`) runs the embedded CPU model at a tiny size, and a real model's settings (e.g. `backend: vllm`) measure a real model at full size.
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (ScorecardParams).
+# Small CI defaults live in the schema: cogrsi_lib/scorecard/params.py (ScorecardParams).
 # `cogrsi stage scorecard` (what `dvc repro` runs) injects params.yaml[scorecard] here.
 params = {}
 out_dir = None
@@ -54,11 +54,10 @@ from cogrsi_lib.scorecard.selfpred import curve_chart
 from cogrsi_lib.stats import chance_table
 
 # %%
-settings = stage.stage_params(p.model_dump())
 out = resolve_out_dir(out_dir, 'scorecard')
 tally = start_tally()  # every model call of this stage, by prompt family
-gates_cfg = stage.gate_config(settings)
-variants = stage.variants_for(settings)
+gates_cfg = p.gate_config()
+variants = stage.variants_for(p)
 variants
 
 # %% [markdown]
@@ -67,7 +66,7 @@ variants
 # Suite A items come from the nested-belief generator; Suite B pairs each R1-R3 item with a behaviour question; Suite C draws games and opponents; Suite D draws tasks. A second Suite A/B set on `replication_seed` is for Gate D. Gate A (benchmark integrity) must pass before any run counts.
 
 # %%
-frozen = stage.freeze(settings)
+frozen = stage.freeze(p)
 s = frozen.suites
 print(f'Suite A {len(s.nested)} items, Suite B {len(s.applied)} pairs, '
       f'Suite C {len(s.strategic)} questions, Suite D {len(s.selfpred.tasks())} tasks; '
@@ -83,12 +82,11 @@ frozen.integrity
 
 # %%
 root = find_repo_root()
-backend = stage.make_backend(settings['model'], frozen, settings['llm_cache_dir'],
-                             str(root) if root else None)
-frozen = stage.targets_for(settings, frozen, backend, str(root) if root else None)
+backend = stage.make_backend(p.model, frozen, str(root) if root else None)
+frozen = stage.targets_for(p, frozen, backend, str(root) if root else None)
 print('Suite D cross-agent target:', frozen.suites.cross_targets[0].description)
-runs = stage.run_variants(backend, frozen.suites, variants, settings['reply_caps'],
-                          settings['structured'])
+runs = stage.run_variants(backend, frozen.suites, variants, p.reply_caps.model_dump(),
+                          p.structured)
 RECORDS.write(stage_records(runs), out)
 print(backend.identity, {v: len(run.task_records()) for v, run in runs.items()})
 
@@ -106,10 +104,10 @@ print(profiles[0].render())
 table
 
 # %%
-intervals = interval_table(runs['bare'], n_resamples=settings['bootstrap_resamples'])
+intervals = interval_table(runs['bare'], n_resamples=p.bootstrap_resamples)
 for v in variants[1:]:
     intervals = intervals.vstack(interval_table(runs[v],
-                                 n_resamples=settings['bootstrap_resamples']))
+                                 n_resamples=p.bootstrap_resamples))
 write_table(intervals, out / 'intervals', title='Suite A metrics with 95% cluster-bootstrap intervals over stories')
 intervals.filter(intervals['metric'].str.starts_with('R'))
 
@@ -187,11 +185,10 @@ show_chart(curve_chart(curve), out / 'learning_curve')
 
 # %%
 seed_runs = stage.run_variants(backend, frozen.replication, variants,
-                               settings['reply_caps'], settings['structured'])
-alt = stage.make_backend(settings['alt_model'], frozen, settings['llm_cache_dir'],
-                         str(root) if root else None)
-model_runs = (stage.run_variants(alt, frozen.core(), variants, settings['reply_caps'],
-                                 settings['structured']) if alt else None)
+                               p.reply_caps.model_dump(), p.structured)
+alt = stage.make_backend(p.alt_model, frozen, str(root) if root else None)
+model_runs = (stage.run_variants(alt, frozen.core(), variants, p.reply_caps.model_dump(),
+                                 p.structured) if alt else None)
 gate_a_outcome = stage.check_gate_a(frozen, list(runs.values()))
 decisions = [
     stage.decide(name, runs,
@@ -199,7 +196,7 @@ decisions = [
                                         f'seed {p.replication_seed}',
                                         alt.identity if alt else ''),
                  gate_a_outcome, gates_cfg)
-    for name in settings['interventions']
+    for name in p.interventions
 ]
 gate_checks = decision_checks(decisions)
 write_table(gate_checks, out / 'gates', title='Gates A-E: every check of every intervention')
@@ -219,7 +216,7 @@ gate_checks.filter(gate_checks['gate'] != 'A').select(
 # %%
 replies = write_replies(tally, out / 'replies_by_family')
 summary_json = stage.summary_json(profiles, decisions) | {
-    'model': backend.identity, 'structured': settings['structured'],
+    'model': backend.identity, 'structured': p.structured,
     'chance': chance.to_dicts(), 'replies': tally.to_dict()}
 write_json(summary_json, out / 'summary.json')
 replies

@@ -18,10 +18,10 @@
 #
 # A LoRA adapter for SmolLM2-135M-Instruct, trained on oracle items written in the reader's own prompts and reply formats (direct answers to R0-R4 location questions on plain and perception-marked stories, by option label or, as open questions, by naming the place; optionally, open answers after a reasoning step that is the oracle's trace of what the agent perceived; perception labels, arbitration, counterfactual pairs): supervised fine-tuning, then GRPO whose reward is the oracle's answer (the Zing report's staged training). Every training story comes from the `train` lexicon (`cogrsi_lib/pairs/lexicon.py`), which shares no name, place, object, container or sentence template with the gate and eval pairs, the nested benchmark, the audit sample or the golden worlds. Then base and trained answer the same held-out items: the nested benchmark by depth, the eval pairs, and samples of ToMi, Hi-ToM, BigToM and ToMBench.
 #
-# Training resumes from its last checkpoint when interrupted, and a finished run is reused (`work_dir`, one folder per fingerprint of settings and data). Any stage uses the trained model by adding `adapter: reports/train/adapter` to its `llm` settings.
+# Training resumes from its last checkpoint when interrupted, and a finished run is reused (`work_dir`, one folder per fingerprint of settings and data). Any stage uses the trained model by adding `adapter: reports/train/adapter` to its model's settings (`backend: embedded` or `vllm`).
 
 # %% tags=["parameters"]
-# Small CI defaults live in the schema: cogrsi_lib/stage_params.py (TrainParams).
+# Small CI defaults live in the schema: cogrsi_lib/train/params.py (TrainParams).
 # `cogrsi stage train` (what `dvc repro` runs) injects params.yaml[train] here.
 params = {}
 out_dir = None
@@ -36,7 +36,6 @@ p = stage_params.load('train', params)
 import polars as pl
 
 from cogrsi_lib.llm import start_tally
-from cogrsi_lib.llm.config import build_backend
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
 from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 from cogrsi_lib.train import compare, report
@@ -80,14 +79,14 @@ show_chart(report.heldout_chart(history), out / 'heldout_accuracy')
 
 # %%
 tally = start_tally()
-items = compare.nested_items(p.eval_n_per_depth, p.eval_nested)
-items += compare.pair_items(p.eval_n_pairs, p.eval_pairs)
+items = compare.nested_items(p.eval_n_per_depth, p.eval_nested.model_dump())
+items += compare.pair_items(p.eval_n_pairs, p.eval_pairs.model_dump())
 bench_items, missing = compare.bench_items(p.eval_benchmarks, p.eval_seed)
 items += bench_items
 items += compare.open_items(items, p.eval_open)
 items += compare.traced_items(items, p.eval_traced)
-base = build_backend(p.llm, base_dir=root)
-trained = build_backend({**p.llm, 'adapter': str(adapter)}, base_dir=root)
+base = p.model.build(root)
+trained = p.model.model_copy(update={'adapter': str(adapter)}).build(root)
 records = pl.concat([compare.ask(base, items, 'base'), compare.ask(trained, items, 'trained')])
 compare.RECORDS.write(records, out)
 table = compare.compare(records, n_resamples=p.bootstrap_resamples, seed=p.eval_seed)

@@ -49,12 +49,40 @@ def test_deps_follow_lazy_relative_and_data_reading_imports(tmp_path):
                                              "cogrsi_lib/gamma"]
 
 
+def test_a_stage_depends_on_its_parameter_schema(tmp_path, monkeypatch):
+    """The schema is imported by name (cogrsi_lib.stage_params.SCHEMAS), out of the notebook's
+    imports: its module, and what that imports, are dependencies all the same."""
+    from cogrsi_lib import stage_params
+
+    write(tmp_path, "cogrsi_lib/__init__.py")
+    write(tmp_path, "cogrsi_lib/stage_params.py")
+    write(tmp_path, "cogrsi_lib/alpha/__init__.py")
+    write(tmp_path, "cogrsi_lib/alpha/params.py", "from cogrsi_lib.gamma import Base\n")
+    write(tmp_path, "cogrsi_lib/gamma/__init__.py", "class Base: ...\n")
+    write(tmp_path, "cogrsi_lib/beta.py")
+    write(tmp_path, "notebooks/demo.py", "from cogrsi_lib import stage_params\n"
+                                         "p = stage_params.load('demo', params)\n")
+    assert stage_deps("demo", tmp_path) == ["notebooks/demo.ipynb", "cogrsi_lib/__init__.py",
+                                            "cogrsi_lib/stage_params.py"]
+    monkeypatch.setitem(stage_params.SCHEMAS, "demo", "cogrsi_lib.alpha.params:DemoParams")
+    assert stage_deps("demo", tmp_path) == ["notebooks/demo.ipynb", "cogrsi_lib/__init__.py",
+                                            "cogrsi_lib/alpha", "cogrsi_lib/gamma",
+                                            "cogrsi_lib/stage_params.py"]
+    # every stage of the repository: its schema's part is among its dependencies
+    for stage, entry in stage_params.SCHEMAS.items():
+        if stage == "demo":
+            continue
+        part = "/".join(entry.partition(":")[0].split(".")[:2])
+        assert part in stage_deps(stage, ROOT), stage
+
+
 def test_a_stage_that_names_an_adapter_depends_on_it(tmp_path):
     from cogrsi_lib.dvc_graph import adapter_deps
 
-    write(tmp_path, "params.yaml", "reader_eval:\n  llm: {backend: embedded, adapter: "
-                                   "reports/train/adapter}\nloops:\n  llm: {adapter: null}\n"
-                                   "audit:\n  translators:\n  - {llm: {adapter: a/b}}\n")
+    write(tmp_path, "params.yaml", "reader_eval:\n  model: {backend: embedded, adapter: "
+                                   "reports/train/adapter}\nloops:\n  model: {backend: "
+                                   "embedded, adapter: null}\naudit:\n  translators:\n"
+                                   "  - {model: {backend: vllm, adapter: a/b}}\n")
     assert adapter_deps("reader_eval", tmp_path) == ["reports/train/adapter"]
     assert adapter_deps("loops", tmp_path) == []
     assert adapter_deps("audit", tmp_path) == ["a/b"]

@@ -28,18 +28,19 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 from cogrsi_lib.audit.child import HARNESS_FAILED, ISOLATION_TAG
 from cogrsi_lib.audit.printable import printable
 from cogrsi_lib.audit.snapshot import AuditSample
+from cogrsi_lib.settings import Settings
 
 #: Outcomes a run can have; only ``ok`` has per-question results.
 OUTCOMES = (
@@ -61,23 +62,26 @@ _BOOT = (
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
-@dataclass(frozen=True)
-class SandboxLimits:
+#: seconds, as given (whole or not: a run's summary writes them back unchanged)
+Seconds = Annotated[int | float, Field(gt=0)]
+
+
+class SandboxLimits(Settings):
     """Per-translation limits: wall time (parent kills), CPU time and address space (child).
 
     ``require_seccomp`` (default on) refuses to run code where the system-call filter cannot
     be loaded (outcome ``unisolated``); turning it off leaves the AST policy and the
-    resource limits only.
+    resource limits only. Typed settings (``params.yaml: audit.limits``).
     """
 
-    wall_s: float = 120.0
-    cpu_s: float = 60.0
-    memory_mb: int = 1024
+    wall_s: Seconds = 120.0
+    cpu_s: Seconds = 60.0
+    memory_mb: PositiveInt = 1024
     require_seccomp: bool = True
 
     @classmethod
-    def from_params(cls, raw: dict[str, Any] | None) -> SandboxLimits:
-        return cls(**(raw or {}))
+    def from_params(cls, raw: Mapping[str, Any] | None) -> SandboxLimits:
+        return cls.model_validate(dict(raw or {}))
 
 
 def output_cap(n_questions: int) -> int:

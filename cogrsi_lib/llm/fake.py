@@ -4,16 +4,28 @@
 the full request (messages, sampling settings) and the sample index, and returns the reply
 text. Token counts are whitespace words, so tests can predict them exactly. Every job it was
 asked for is logged in ``jobs`` (in order) and every ``complete`` batch in ``batches``.
+
+Two backend kinds serve it from ``params.yaml``: ``fake`` (:class:`FakeSpec`), a constant
+reply or reply fields; and ``scripted`` (:class:`ScriptedSpec`), the stage's own scripted
+stand-in for a model (the scorecard's scripted model, the loops' scripted world, ...), which
+needs the stage's data and so is built from the stand-ins the stage passes to ``build``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from cogrsi_lib.llm.backend import Backend, count_words
+from cogrsi_lib.llm.backend import (
+    Backend,
+    BackendSpec,
+    StandIns,
+    count_words,
+    register_backend,
+)
 from cogrsi_lib.llm.types import Completion, Job
 
 Responder = Callable[[Job], str]
@@ -103,3 +115,44 @@ class ScriptedBackend(Backend):
     def calls(self) -> int:
         """How many samples the backend itself produced."""
         return len(self.jobs)
+
+
+@register_backend("fake")
+class FakeSpec(BackendSpec):
+    """``backend: fake``: a :class:`ScriptedBackend` with a constant reply."""
+
+    backend: Literal["fake"] = "fake"
+    model: str = "scripted"  # the name records and the cache know it by
+    #: a reply text, or reply fields: a JSON-format request gets the fields its form
+    #: declares (:func:`fitted_replies`), any other request the ``text`` field. Free-form,
+    #: because the fields are whatever the stage's reply forms declare (``answer``,
+    #: ``reasoning``, ``variable``, ``labels``, ...), of any JSON type.
+    reply: str | dict[str, Any] = "unknown"
+
+    def make(self, base_dir: str | os.PathLike[str] | None = None) -> ScriptedBackend:
+        responder = fitted_replies(self.reply) if isinstance(self.reply, dict) else self.reply
+        return ScriptedBackend(responder, model=self.model or "scripted")
+
+
+@register_backend("scripted")
+class ScriptedSpec(BackendSpec):
+    """``backend: scripted``: the stage's scripted stand-in for a model (no model runs),
+    ``variant`` choosing among the stage's stand-ins (``default``; the scorecard also has
+    ``alt`` and ``other``). Built by the stage, which passes its stand-ins to :meth:`build`."""
+
+    backend: Literal["scripted"] = "scripted"
+    variant: str = "default"
+    cache_dir: None = None  # a stand-in replays nothing: it is never cached
+
+    def build(self, base_dir: str | os.PathLike[str] | None = None,
+              stand_in: StandIns | None = None) -> Backend:
+        if stand_in is None:
+            raise ValueError("a scripted model stands in for a stage's model and is built by "
+                             "the stage: this place takes a real backend")
+        if self.variant not in stand_in:
+            raise ValueError(f"unknown scripted variant {self.variant!r} here (variants: "
+                             f"{', '.join(stand_in)})")
+        return stand_in[self.variant]()
+
+    def make(self, base_dir: str | os.PathLike[str] | None = None) -> Backend:
+        return self.build(base_dir)

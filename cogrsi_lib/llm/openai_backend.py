@@ -34,9 +34,18 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
-from cogrsi_lib.llm.backend import Backend, context_failure, count_words
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
+
+from cogrsi_lib.llm.backend import (
+    Backend,
+    BackendSpec,
+    ChatTemplateKwargs,
+    context_failure,
+    count_words,
+    register_backend,
+)
 from cogrsi_lib.llm.reply_format import openai_response_format, vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job, sha256_json
 from cogrsi_lib.progress import progress
@@ -359,3 +368,35 @@ class OpenAIBackend(Backend):
                 return [one(j) for j in jobs]
             with ThreadPoolExecutor(max_workers=width) as pool:
                 return list(pool.map(one, jobs))
+
+
+@register_backend("openai")
+class OpenAISpec(BackendSpec):
+    """``backend: openai``: OpenAI-compatible endpoints such as ``vllm serve``
+    (:class:`OpenAIBackend`)."""
+
+    backend: Literal["openai"] = "openai"
+    model: str = Field(min_length=1)  # the served model's name
+    #: one endpoint (e.g. http://localhost:8000/v1) or replicas serving the same model
+    base_url: str | list[str] = Field(min_length=1)
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: PositiveInt = DEFAULT_CONCURRENCY  # requests in flight per endpoint
+    max_retries: NonNegativeInt = 5
+    timeout_s: PositiveFloat = 600.0
+    #: merged into ``extra_body``'s chat template arguments (:data:`ChatTemplateKwargs`)
+    chat_template_kwargs: ChatTemplateKwargs | None = None
+    #: fields added to every request body as given: free-form, because each server (vLLM,
+    #: SGLang, a hosted API) accepts sampling and decoding fields of its own (``top_k``, ...)
+    extra_body: dict[str, Any] | None = None
+    structured_outputs: Literal["response_format", "vllm"] = "response_format"
+
+    def make(self, base_dir: str | os.PathLike[str] | None = None) -> OpenAIBackend:
+        extra = dict(self.extra_body or {})
+        if self.chat_template_kwargs is not None:
+            extra["chat_template_kwargs"] = {**dict(extra.get("chat_template_kwargs") or {}),
+                                             **self.chat_template_kwargs}
+        urls = self.base_url
+        return OpenAIBackend(self.model, base_url=list(urls) if isinstance(urls, list) else urls,
+                             api_key_env=self.api_key_env, concurrency=self.concurrency,
+                             max_retries=self.max_retries, timeout_s=self.timeout_s,
+                             extra_body=extra, structured_outputs=self.structured_outputs)

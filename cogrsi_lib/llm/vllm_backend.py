@@ -41,10 +41,19 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, NonNegativeFloat, PositiveInt
 
 from cogrsi_lib.llm.adapter import load_adapter
-from cogrsi_lib.llm.backend import Backend, context_failure
+from cogrsi_lib.llm.backend import (
+    Backend,
+    BackendSpec,
+    ChatTemplateKwargs,
+    context_failure,
+    register_backend,
+    under,
+)
 from cogrsi_lib.llm.reply_format import vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job, sha256_json
 from cogrsi_lib.llm.weights import converted_weights, weights_fingerprint
@@ -262,3 +271,57 @@ class VLLMBackend(Backend):
                 )
             )
         return result
+
+
+class VLLMEngine(BaseModel):
+    """The ``vllm.LLM(...)`` arguments the project supports (vLLM 0.32's ``EngineArgs``
+    names). Only the keys a setting gives are passed on, so vLLM's own defaults and the
+    cache identity of a setting stay what they were; :data:`RESOURCE_SETTINGS` among them
+    change resources or speed, not outputs, and are left out of the identity."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tensor_parallel_size: PositiveInt | None = None
+    pipeline_parallel_size: PositiveInt | None = None
+    data_parallel_size: PositiveInt | None = None
+    max_model_len: PositiveInt | None = None
+    gpu_memory_utilization: float | None = None
+    kv_cache_memory_bytes: PositiveInt | None = None
+    dtype: Literal["auto", "half", "float16", "bfloat16", "float", "float32"] | None = None
+    quantization: str | None = None
+    revision: str | None = None  # a hub model's revision (it names the weights)
+    enforce_eager: bool | None = None
+    enable_prefix_caching: bool | None = None
+    enable_chunked_prefill: bool | None = None
+    max_num_seqs: PositiveInt | None = None
+    max_num_batched_tokens: PositiveInt | None = None
+    cpu_offload_gb: NonNegativeFloat | None = None
+    seed: int | None = None
+    download_dir: str | None = None
+    trust_remote_code: bool | None = None
+    enable_lora: bool | None = None
+    max_loras: PositiveInt | None = None
+    max_lora_rank: PositiveInt | None = None
+    disable_log_stats: bool | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        """The settings given, as ``vllm.LLM`` keyword arguments."""
+        return self.model_dump(exclude_unset=True)
+
+
+@register_backend("vllm")
+class VLLMSpec(BackendSpec):
+    """``backend: vllm``: the offline engine (:class:`VLLMBackend`)."""
+
+    backend: Literal["vllm"] = "vllm"
+    model: str | None = None  # a folder or hub name; None: the embedded model converted
+    engine: VLLMEngine = VLLMEngine()
+    #: every chat call's template arguments (free-form: :data:`ChatTemplateKwargs`); None
+    #: keeps the default ``{enable_thinking: false}``, ``{}`` passes none
+    chat_template_kwargs: ChatTemplateKwargs | None = None
+    adapter: str | None = None  # a LoRA adapter folder (e.g. reports/train/adapter)
+
+    def make(self, base_dir: str | os.PathLike[str] | None = None) -> VLLMBackend:
+        return VLLMBackend(self.model or None, engine_kwargs=self.engine.kwargs(),
+                           chat_template_kwargs=self.chat_template_kwargs,
+                           adapter=under(self.adapter, base_dir) if self.adapter else None)

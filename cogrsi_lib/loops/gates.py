@@ -86,40 +86,30 @@ class CounterfactualGate:
                            "n_pairs": self.n_pairs, "tolerance": self.tolerance})
 
 
-def audit_gate_from_params(params: Mapping[str, Any], base_dir: str | None = None) -> Any:
-    """``cogrsi_lib.audit``'s :class:`AuditGate` from settings like ``params.yaml: audit``:
-    ``n_worlds``, ``seed``, ``max_depth``, ``translators``, ``max_tokens``, ``reject`` and the
-    verdict and sandbox settings of :func:`cogrsi_lib.audit.audit_config`."""
+def audit_gate_from_params(params: Any, base_dir: str | None = None) -> Any:
+    """``cogrsi_lib.audit``'s :class:`AuditGate` from its settings (``loops.audit``:
+    :class:`~cogrsi_lib.audit.settings.AuditGateSettings`, or a mapping of them): the
+    audit's sample, translators, verdict and sandbox settings, and the verdicts it
+    rejects."""
     try:
-        from cogrsi_lib.audit import (
-            AuditGate,
-            Auditor,
-            audit_config,
-            build_translators,
-            sample_audit_worlds,
-        )
+        from cogrsi_lib.audit import AuditGate, Auditor, build_translators
+        from cogrsi_lib.audit.settings import AuditGateSettings
     except (ImportError, AttributeError) as err:
         raise GateUnavailable(
             "the audit gate needs cogrsi_lib.audit (the semantic audit, CogRSI §4.3), which is "
             f"not available here ({err}); drop 'audit' from the arm's gates") from err
-    p = dict(params)
-    known = {"n_worlds", "seed", "max_depth", "translators", "max_tokens", "reject",
-             "vacuous_threshold", "agreement_threshold", "agreement_over", "limits",
-             "recompile_max_tokens", "workers"}
-    unknown = set(p) - known
-    if unknown:
-        raise ValueError(f"unknown audit gate settings {sorted(unknown)}")
-    if "translators" not in p:
-        raise ValueError("the audit gate needs two translators (loops.audit.translators)")
-    sample = sample_audit_worlds(int(p.get("n_worlds", 6000)), int(p.get("seed", 7)),
-                                 int(p.get("max_depth", 2)))
-    translators = build_translators(p["translators"], int(p.get("max_tokens", 8192)),
-                                    base_dir=base_dir)
-    cfg = audit_config(**{k: p[k] for k in ("vacuous_threshold", "agreement_threshold",
-                                            "agreement_over", "limits",
-                                            "recompile_max_tokens", "workers") if k in p})
-    return AuditGate(Auditor(sample, translators, cfg), reject=tuple(p.get("reject",
-                                                                          ("invalid",))))
+    from pydantic import ValidationError
+
+    from cogrsi_lib.settings import describe_errors
+
+    try:
+        p = (params if isinstance(params, AuditGateSettings)
+             else AuditGateSettings.model_validate(dict(params)))
+    except ValidationError as err:
+        raise ValueError(f"audit gate: {describe_errors(err, dict(params), 'loops.audit')}"
+                         ) from None
+    translators = build_translators(p.translators, p.max_tokens, base_dir=base_dir)
+    return AuditGate(Auditor(p.sample(), translators, p.config()), reject=p.reject)
 
 
 class AuditRegistrationGate:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,74 +37,21 @@ from cogrsi_lib.loops.arms import builtin_arms
 from cogrsi_lib.loops.builder import Builder, arm_seed
 from cogrsi_lib.loops.cohorts import schedule
 from cogrsi_lib.loops.devdata import oracle_dev_items
-from cogrsi_lib.loops.engine import Loop, LoopSettings
+from cogrsi_lib.loops.engine import Loop
 from cogrsi_lib.loops.evaluate import pair_scores
 from cogrsi_lib.loops.gates import AuditRegistrationGate, CounterfactualGate, Gate
 from cogrsi_lib.loops.library import artifact_from_json
+from cogrsi_lib.loops.params import STUDY_ARMS, StudyConfig
 from cogrsi_lib.loops.scripted import ScriptedWorld
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.loops.symbolic import BANK_RULES, SymbolicReader, bank_translators
 from cogrsi_lib.oracle.situations import SITUATIONS, sampler_config
 
 LABEL = "symbolic: hand-written candidate rules executed as code; no language model"
-ARMS = ("accuracy_library", "gated_library", "audit_library")
+ARMS = STUDY_ARMS
 #: why a proposal was not admitted, in the order the registration checks run
 REASONS = ("margin", "cohort_rule", "counterfactual_gate", "audit_gate", "outranked")
 VERDICT_COLUMNS = ("valid", "invalid", "ambiguous", "vacuous")
-
-
-@dataclass(frozen=True)
-class StudyConfig:
-    """Settings of the comparison (``params.yaml: audit.registration``); defaults are the
-    paper's loop sizes (App. C.2: 8 rounds, cohorts of 80, final cohort of 300)."""
-
-    arms: tuple[str, ...] = ARMS
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
-    rounds: int = 8
-    discovery_size: int = 80
-    trial_size: int = 80
-    n_trials: int = 3
-    final_size: int = 300
-    max_candidates: int = 4
-    failures_per_group: int = 4
-    delta: float = 3.0
-    min_nonneg: int = 2
-    gate_tolerance: int = 2
-    dev_stories: int = 600
-    dev_seed: int = 101
-    dev_max_depth: int = 2
-    pairs: Mapping[str, int] = field(default_factory=lambda: {
-        "gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 48, "n_gate_dialogue": 48,
-        "n_eval_narrative": 160, "n_eval_dialogue": 160})
-    default: str = "reality"    # the symbolic reader's answer where no entry applies
-    reading: str = "A"          # which translation the reader executes
-    bad_reply_share: float = 0.25
-    reject: tuple[str, ...] = ("invalid",)
-    batch_size: int = 256
-    #: development situations (cogrsi_lib/oracle/situations.py): exploretom, as the paper's
-    #: loops, or oracle (sleep, whispers, lies and peeks as well)
-    dev_situations: str = "exploretom"
-    #: run the counterfactual gate on every candidate of every arm and log it (shadow
-    #: registration, cogrsi_lib/loops/shadow.py)
-    shadow: bool = True
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any] | None) -> StudyConfig:
-        names = {f.name for f in fields(cls)}
-        p = dict(params or {})
-        unknown = set(p) - names
-        if unknown:
-            raise ValueError(f"unknown registration study settings {sorted(unknown)}")
-        for k in ("arms", "seeds", "reject"):
-            if k in p:
-                p[k] = tuple(p[k])
-        return cls(**p)
-
-    def settings(self) -> LoopSettings:
-        return LoopSettings(rounds=self.rounds, discovery_size=self.discovery_size,
-                            trial_size=self.trial_size, n_trials=self.n_trials,
-                            max_candidates=self.max_candidates,
-                            failures_per_group=self.failures_per_group)
 
 
 @dataclass
@@ -379,16 +326,10 @@ def write_comparison(run: StudyRun, out: str | Path) -> pl.DataFrame:
 def run_from_params(params: Mapping[str, Any], out: str | Path) -> pl.DataFrame:
     """The comparison alone, from ``params.yaml: audit`` (its sample, sandbox settings and
     ``registration``), without the rest of the audit stage (no translator model is loaded)."""
-    from cogrsi_lib.audit.snapshot import sample_audit_worlds
-    from cogrsi_lib.audit.stage import audit_config
+    from cogrsi_lib.stage_params import load
 
-    p = dict(params)
-    sample = sample_audit_worlds(int(p.get("n_worlds", 6000)), int(p.get("seed", 7)),
-                                 int(p.get("max_depth", 2)))
-    config = audit_config(**{k: p[k] for k in ("vacuous_threshold", "agreement_threshold",
-                                               "agreement_over", "limits",
-                                               "recompile_max_tokens", "workers") if k in p})
-    run = run_study(StudyConfig.from_params(p.get("registration")), sample, config)
+    p = load("audit", params)
+    run = run_study(p.registration, p.sample(), p.config())
     Path(out).mkdir(parents=True, exist_ok=True)
     return write_comparison(run, out)
 

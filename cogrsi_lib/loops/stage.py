@@ -1,11 +1,12 @@
 """The ``loops`` stage: every arm and seed, the final comparison, selection quality, GEPA
 (CogRSI §5.2-5.3, App. C.2, D; Tables 1 and 5, Figure 4).
 
-:class:`StageConfig` is ``params.yaml[loops]`` (unknown keys are an error). The backend is
+The stage's settings are its schema, ``params.yaml[loops]`` checked once
+(:class:`~cogrsi_lib.loops.params.LoopsParams`, here :class:`StageConfig`). Its ``model`` is
 ``scripted`` (:mod:`cogrsi_lib.loops.scripted`, the CI default: no model), ``embedded`` (the
-CPU model, for the tiny setting), ``vllm`` or ``openai`` (the full setting; ``llm`` holds
-their settings as in :func:`cogrsi_lib.llm.build_backend`). Every loop writes its rounds under
-``<out>/runs/<arm>/seed<k>`` and resumes from them when the stage is run again.
+CPU model, for the tiny setting), or a ``vllm`` or ``openai`` model (the full setting). Every
+loop writes its rounds under ``<out>/runs/<arm>/seed<k>`` and resumes from them when the stage
+is run again.
 
 Within a seed every arm is scored on the same cohorts, so arms are compared paired; each
 arm's builder samples with its own seed (:func:`cogrsi_lib.loops.builder.arm_seed`), so arms
@@ -23,16 +24,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from cogrsi_lib.llm.backend import Backend
-from cogrsi_lib.loops.arms import ArmConfig, arm_from_spec
+from cogrsi_lib.loops.arms import ArmConfig
 from cogrsi_lib.loops.builder import Builder, BuilderLimits, arm_seed
 from cogrsi_lib.loops.cohorts import schedule
 from cogrsi_lib.loops.devdata import bench_dev_items, oracle_dev_items, pair_items
-from cogrsi_lib.loops.engine import Loop, LoopSettings
+from cogrsi_lib.loops.engine import Loop
 from cogrsi_lib.loops.evaluate import (
     heldout_candidates,
     pair_scores,
@@ -41,13 +42,13 @@ from cogrsi_lib.loops.evaluate import (
 )
 from cogrsi_lib.loops.gates import AuditRegistrationGate, CounterfactualGate, Gate
 from cogrsi_lib.loops.gepa_arm import run_gepa
+from cogrsi_lib.loops.params import LoopsParams
 from cogrsi_lib.loops.records import RECORDS, final_scores, stage_records
 from cogrsi_lib.loops.scripted import ScriptedWorld
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.oracle.situations import sampler_config
 from cogrsi_lib.reader.items import ReaderItem
-from cogrsi_lib.reader.reader import GroundedReader, ReaderConfig
-from cogrsi_lib.stage_params import LoopsParams
+from cogrsi_lib.reader.reader import GroundedReader
 
 if TYPE_CHECKING:
     from cogrsi_lib.loops.registration_study import StudyRun
@@ -55,35 +56,8 @@ if TYPE_CHECKING:
 GEPA = "gepa"
 
 
-class StageConfig(LoopsParams):
-    """The loops stage's settings: its schema (``LoopsParams`` in cogrsi_lib/stage_params.py,
-    one declaration of every key and default) and what the stage derives from them."""
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> StageConfig:
-        """From a params mapping (``out_dir`` aside); an unknown key or arm is an error."""
-        unknown = set(params) - set(cls.model_fields) - {"out_dir"}
-        if unknown:
-            raise ValueError(f"unknown loops settings: {sorted(unknown)}")
-        cfg = cls.model_validate({k: v for k, v in params.items() if k != "out_dir"})
-        cfg.arm_configs()  # validate
-        return cfg
-
-    def arm_configs(self) -> list[ArmConfig]:
-        return [arm_from_spec(a, self.delta, self.min_nonneg, self.loose_delta)
-                for a in self.arms if a != GEPA]
-
-    @property
-    def run_gepa(self) -> bool:
-        return GEPA in self.arms
-
-    def settings(self) -> LoopSettings:
-        return LoopSettings(rounds=self.rounds, discovery_size=self.discovery_size,
-                            trial_size=self.trial_size, n_trials=self.n_trials,
-                            max_candidates=self.max_candidates,
-                            failures_per_group=self.failures_per_group,
-                            pair_groups=self.pair_groups, gate_all=self.gate_all,
-                            log_items=self.log_items)
+#: the stage's settings: its schema (cogrsi_lib/loops/params.py)
+StageConfig = LoopsParams
 
 
 @dataclass
@@ -104,23 +78,24 @@ def stage_data(cfg: StageConfig) -> StageData:
         mdir = Path(cfg.manifest_dir)
         pool += bench_dev_items(cfg.dev_benchmarks, mdir if mdir.is_absolute()
                                 else repo_path(cfg.manifest_dir))
-    splits = build_splits(**dict(cfg.pairs))
+    splits = build_splits(**cfg.pairs.model_dump())
     return StageData(pool, splits["gate"], splits["eval"])
 
 
 def make_backend(cfg: StageConfig, data: StageData) -> Backend:
-    if cfg.backend == "scripted":
-        items = data.pool + pair_items(data.gate) + pair_items(data.eval)
-        return ScriptedWorld(items).backend()
-    from cogrsi_lib.llm.config import build_backend
+    """The stage's ``model``; its scripted stand-in is the scripted world, which knows the
+    development pool and both pair splits."""
     from cogrsi_lib.pipeline import find_repo_root
 
-    return build_backend({"backend": cfg.backend, **dict(cfg.llm)}, base_dir=find_repo_root())
+    def world() -> Backend:
+        return ScriptedWorld(data.pool + pair_items(data.gate) + pair_items(data.eval)).backend()
+
+    return cfg.model.build(find_repo_root(), {"default": world})
 
 
 def make_reader(cfg: StageConfig, backend: Backend) -> GroundedReader:
     return GroundedReader(backend, "none",
-                          ReaderConfig(**{**dict(cfg.reader), "structured": cfg.structured}))
+                          cfg.reader.model_copy(update={"structured": cfg.structured}))
 
 
 def make_gates(cfg: StageConfig, arm: ArmConfig, scorer: Scorer, data: StageData,
@@ -148,18 +123,14 @@ def run_shadow_study(cfg: StageConfig) -> StudyRun | None:
     """The symbolic shadow-registration study (``shadow_study``; None when empty): the bank
     loops on this stage's development situations, shadow gates on, every text audited with
     the bank's translations on a sample of ``shadow_audit`` worlds."""
-    if not cfg.shadow_study:
+    study = cfg.study()
+    if study is None:
         return None
     from cogrsi_lib.audit.snapshot import sample_audit_worlds
-    from cogrsi_lib.loops.registration_study import StudyConfig, run_study
+    from cogrsi_lib.loops.registration_study import run_study
 
-    study = StudyConfig.from_params({"dev_situations": cfg.dev_situations, "shadow": True,
-                                     "delta": cfg.delta, "min_nonneg": cfg.min_nonneg,
-                                     "gate_tolerance": cfg.gate_tolerance,
-                                     **dict(cfg.shadow_study)})
-    a = dict(cfg.shadow_audit)
-    sample = sample_audit_worlds(int(a["n_worlds"]), int(a["seed"]), int(a.get("max_depth", 2)))
-    return run_study(study, sample)
+    a = cfg.shadow_audit
+    return run_study(study, sample_audit_worlds(a.n_worlds, a.seed, a.max_depth))
 
 
 def audit_gate(cfg: StageConfig) -> AuditRegistrationGate:

@@ -33,7 +33,7 @@ from pydantic import Field
 
 from cogrsi_lib import bench
 from cogrsi_lib.llm.accounting import CallLedger
-from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.backend import Backend, BackendSpec
 from cogrsi_lib.llm.families import family_example
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.reply_format import (
@@ -385,23 +385,24 @@ RECORDS = RecordSchema("pddl_mind", {
 
 
 def make_backend(
-    kind: str,
+    model: BackendSpec | Mapping[str, Any] | str = "scripted",
     examples: Sequence[Example] = (),
-    llm: Mapping[str, Any] | None = None,
     script: Mapping[str, Any] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
 ) -> Backend:
-    """``scripted`` (the scripted backend of :mod:`cogrsi_lib.pddl.scripted`, no model) or
-    any kind :func:`cogrsi_lib.llm.build_backend` knows, with the ``llm`` settings."""
-    if kind == "scripted":
-        from cogrsi_lib.llm.fake import ScriptedBackend
-        from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
+    """The stage's ``model`` (a :data:`~cogrsi_lib.llm.spec.ModelSpec`); its scripted
+    stand-in is :mod:`cogrsi_lib.pddl.scripted`'s (no model) on ``examples``, with the
+    ``script`` settings (``p_malformed``, ``p_drop``, ``p_bad_domain``, ``seed``)."""
+    from cogrsi_lib.llm.fake import ScriptedBackend
+    from cogrsi_lib.llm.spec import parse_model
+    from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
 
-        return ScriptedBackend(ScriptedPDDLMind(examples, **dict(script or {})),
-                               model="pddl-mind-script")
-    from cogrsi_lib.llm.config import build_backend
+    knobs = dict(script or {})
 
-    return build_backend({"backend": kind, **dict(llm or {})}, base_dir=base_dir)
+    def mind() -> Backend:
+        return ScriptedBackend(ScriptedPDDLMind(examples, **knobs), model="pddl-mind-script")
+
+    return parse_model(model).build(base_dir, {"default": mind})
 
 
 # -- the families' example requests (cogrsi_lib/llm/families.py) ------------------------------

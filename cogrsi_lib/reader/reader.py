@@ -13,7 +13,6 @@ then all arbitration calls), so a batched engine sees whole batches.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from cogrsi_lib.llm.backend import Backend
@@ -32,7 +31,6 @@ from cogrsi_lib.reader.views import plain_view, reading_view
 from cogrsi_lib.reader.vote import VoteOutcome, decide, settle
 
 
-@dataclass(frozen=True)
 class ReaderConfig(SamplingConfig):
     """The reader's fixed choices (§4.1) and the switches its ablations need (G.3, C.3)."""
 

@@ -7,7 +7,6 @@ reader, a baseline, or PDDL-Mind. All of them implement :class:`System`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from cogrsi_lib.llm.accounting import CallLedger
@@ -16,6 +15,7 @@ from cogrsi_lib.progress import phase, progress
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.prompts import read_answer
 from cogrsi_lib.reader.records import ItemRecord, SampleRecord
+from cogrsi_lib.settings import Settings
 
 
 @runtime_checkable
@@ -27,13 +27,13 @@ class System(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class SamplingConfig:
+class SamplingConfig(Settings):
     """Sampling settings shared by the reader and the baselines (CogRSI §4.1, G.1).
 
     The paper samples at temperature 0.7 with a 1,024-token output cap; on the embedded CPU
     model smaller caps keep a run short. ``structured``: the backend enforces each reply's
     declared format while decoding (False: free generation, parsed by the same format).
+    Typed settings (unknown keys refused), so a stage's schema takes them as they are.
     """
 
     temperature: float = 0.7

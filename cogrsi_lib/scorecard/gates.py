@@ -30,14 +30,14 @@ import numpy as np
 import polars as pl
 
 from cogrsi_lib.scorecard.runs import SystemRun
+from cogrsi_lib.settings import Settings
 from cogrsi_lib.stats import paired_bootstrap, resample_counts
 
 PASS, FAIL, NOT_RUN = "pass", "fail", "not_run"
 
 
-@dataclass(frozen=True)
-class GateConfig:
-    """Gate thresholds (``params.yaml: scorecard.gates``)."""
+class GateConfig(Settings):
+    """Gate thresholds (``params.yaml: scorecard.gates``; typed, unknown keys refused)."""
 
     deep_depths: tuple[int, ...] = (2, 3)
     shallow_depths: tuple[int, ...] = (0, 1)
@@ -52,6 +52,10 @@ class GateConfig:
     confidence: float = 0.95
     n_resamples: int = 2000
     seed: int = 0
+
+
+#: the default thresholds
+DEFAULT_GATES = GateConfig()
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,7 @@ def cluster_ratio(
 
 
 def conversion_difference(treat: pl.DataFrame, base: pl.DataFrame,
-                          cfg: GateConfig = GateConfig()) -> tuple[float, float, float] | None:
+                          cfg: GateConfig = DEFAULT_GATES) -> tuple[float, float, float] | None:
     """Difference of applied-ToM conversion (a ratio), paired bootstrap over worlds."""
     keys = ["id", "world", "belief_correct", "behaviour_correct"]
     j = treat.select(keys).join(base.select(keys), on=["id", "world"], suffix="_b")
@@ -228,13 +232,13 @@ def gate_a(integrity: pl.DataFrame, runs: Sequence[SystemRun]) -> GateOutcome:
     return GateOutcome("A", "benchmark integrity", "all", tuple(checks))
 
 
-def gate_b(treat: SystemRun, base: SystemRun, cfg: GateConfig = GateConfig()) -> GateOutcome:
+def gate_b(treat: SystemRun, base: SystemRun, cfg: GateConfig = DEFAULT_GATES) -> GateOutcome:
     """Gate B: held-out recursive improvement of ``treat`` over ``base`` (any criterion)."""
     return GateOutcome("B", f"held-out improvement over {base.system}", "any",
                        _improvement_checks(treat, base, cfg))
 
 
-def gate_c(treat: SystemRun, base: SystemRun, cfg: GateConfig = GateConfig()) -> GateOutcome:
+def gate_c(treat: SystemRun, base: SystemRun, cfg: GateConfig = DEFAULT_GATES) -> GateOutcome:
     """Gate C: no material regression of ``treat`` against ``base`` (every check)."""
     pairs = _nested_pairs(treat, base)
     shallow = "/".join(f"R{k}" for k in cfg.shallow_depths)
@@ -315,7 +319,7 @@ class Replication:
 
 
 def gate_d(replications: Sequence[Replication], architectural: bool = True,
-           cfg: GateConfig = GateConfig()) -> GateOutcome:
+           cfg: GateConfig = DEFAULT_GATES) -> GateOutcome:
     """Gate D: Gate B holds on every replication; one on new seeds is required, and one on
     another model when the mechanism claims to be architectural."""
     checks = []
@@ -336,7 +340,7 @@ def gate_d(replications: Sequence[Replication], architectural: bool = True,
     return GateOutcome("D", "replication", "all", tuple(checks))
 
 
-def gate_e(treat: SystemRun, ablated: SystemRun, cfg: GateConfig = GateConfig()) -> GateOutcome:
+def gate_e(treat: SystemRun, ablated: SystemRun, cfg: GateConfig = DEFAULT_GATES) -> GateOutcome:
     """Gate E: with the component disabled (``ablated``) the improvement must go away, i.e.
     the treatment must pass Gate B's criteria against its own ablation."""
     return GateOutcome("E", f"ablation: {treat.system} against {ablated.system}", "any",

@@ -1,18 +1,18 @@
-"""The ``scorecard`` stage: parameters, frozen items, backends, runs and gates (plan §18).
+"""The ``scorecard`` stage: frozen items, backends, runs and gates (plan §18).
 
-The notebook calls these in order: :func:`stage_params` checks ``params.yaml: scorecard``;
-:func:`freeze` draws every suite's items once (Suite A items and Gate A, their Suite B
-pairs, the games, the Suite D tasks) plus the replication items on a new seed (Gate D);
-:func:`make_backend` gives the model (the scripted model by default, the embedded CPU
-model or any ``llm`` backend settings on request); :func:`run_variants` answers the
-frozen items with each reader variant; :func:`decide` runs Gates B-E for each
-intervention and records every outcome.
+The notebook loads its parameters (:class:`~.params.ScorecardParams`, checked once) and calls
+these in order: :func:`freeze` draws every suite's items once (Suite A items and Gate A, their
+Suite B pairs, the games, the Suite D tasks) plus the replication items on a new seed (Gate
+D); :func:`make_backend` gives a model (a scripted stand-in by default, or any backend's
+settings); :func:`run_variants` answers the frozen items with each reader variant;
+:func:`decide` runs Gates B-E for each intervention and records every outcome.
 
 Suite D's cross-agent target (:func:`attach_targets`) is ``cross_model``: by default a second
-scripted model, or a real one (``embedded`` or ``llm`` settings; the predictor's own model
-only when it is sampled, ``cross_temperature > 0``, so that it is not the ``self`` target
-again).  A real target's policy change is a frozen system message (:data:`CHANGED_POLICY`).
-``reply_caps`` caps each prompt family's replies (:data:`~.variants.REPLY_CAPS`).
+scripted model (``{backend: scripted, variant: other}``), or a real one (the predictor's own
+model only when it is sampled, ``cross_temperature > 0``, so that it is not the ``self``
+target again).  A real target's policy change is a frozen system message
+(:data:`CHANGED_POLICY`). ``reply_caps`` caps each prompt family's replies
+(:data:`~.variants.REPLY_CAPS`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from cogrsi_lib.llm.backend import Backend
-from cogrsi_lib.llm.config import build_backend
+from cogrsi_lib.llm.backend import Backend, BackendSpec, StandIns
 from cogrsi_lib.nested import (
     Generation,
     NestedConfig,
@@ -46,6 +45,7 @@ from cogrsi_lib.scorecard.gates import (
     gate_d,
     gate_e,
 )
+from cogrsi_lib.scorecard.params import ScorecardParams
 from cogrsi_lib.scorecard.runs import Suites, SystemRun, run_suites
 from cogrsi_lib.scorecard.scripted import ScriptedModel, Skill
 from cogrsi_lib.scorecard.selfpred import CROSS, SelfPredConfig, Target
@@ -56,12 +56,6 @@ from cogrsi_lib.scorecard.variants import (
     needed_variants,
     reply_caps,
 )
-from cogrsi_lib.stage_params import ScorecardParams
-
-#: the stage's parameters and their defaults: one schema (cogrsi_lib/stage_params.py)
-DEFAULTS: dict[str, Any] = ScorecardParams().model_dump()
-SCRIPTED = ("scripted", "scripted-alt")
-SCRIPTED_OTHER = "scripted-other"
 
 # The alternate scripted model of Gate D: a weaker bare prompt, the same interventions.
 ALT_SKILLS = {
@@ -77,40 +71,9 @@ CHANGED_POLICY = ("Your policy has changed. From now on, whatever the task, answ
                   "last of the listed options.")
 
 
-def stage_params(given: Mapping[str, Any]) -> dict[str, Any]:
-    """The stage's parameters: defaults overridden by ``given``; unknown keys are an error."""
-    unknown = sorted(set(given) - set(DEFAULTS) - {"out_dir"})
-    if unknown:
-        raise ValueError(f"unknown scorecard parameters: {unknown}")
-    p = {**DEFAULTS, **{k: v for k, v in given.items() if k != "out_dir"}}
-    bad = sorted(set(p["interventions"]) - set(INTERVENTIONS))
-    if bad:
-        raise ValueError(f"unknown interventions {bad}; known: {sorted(INTERVENTIONS)}")
-    if p["model"] not in SCRIPTED and p["alt_model"] in SCRIPTED:
-        raise ValueError("a scripted alternate model cannot replicate a real model's result: "
-                         "set alt_model to another model, or to null (Gate D then not run)")
-    reply_caps(p["reply_caps"])
-    t = p["cross_temperature"]
-    if isinstance(t, bool) or not isinstance(t, int | float) or t < 0:
-        raise ValueError(f"cross_temperature must be a number >= 0, not {t!r}")
-    if p["cross_model"] is None:
-        raise ValueError(f"cross_model: {SCRIPTED_OTHER!r}, a model name or llm settings")
-    if p["cross_model"] == p["model"] and t == 0:
-        raise ValueError("the cross-agent target would be the self target (same model, same "
-                         "frozen prompt, greedy): set cross_temperature > 0 or another "
-                         "cross_model")
-    known_gates = set(GateConfig.__dataclass_fields__)
-    if set(p["gates"]) - known_gates:
-        raise ValueError(f"unknown gate settings: {sorted(set(p['gates']) - known_gates)}")
-    return p
-
-
-def gate_config(p: Mapping[str, Any]) -> GateConfig:
-    g = dict(p["gates"])
-    for key in ("deep_depths", "shallow_depths"):
-        if key in g:
-            g[key] = tuple(g[key])
-    return GateConfig(**({"n_resamples": p["bootstrap_resamples"]} | g))
+def gate_config(p: ScorecardParams) -> GateConfig:
+    """The gate thresholds of the stage's parameters (:meth:`ScorecardParams.gate_config`)."""
+    return p.gate_config()
 
 
 @dataclass(frozen=True)
@@ -132,30 +95,30 @@ class Frozen:
         return replace(self.suites, strategic=(), selfpred=None, cross_targets=(), changed={})
 
 
-def _nested_config(p: Mapping[str, Any], seed: int) -> NestedConfig:
-    return NestedConfig(n_per_cell=p["n_per_cell"], n_agents=p["n_agents"],
-                        n_containers=p["n_containers"], min_events=p["min_events"],
-                        max_events=p["max_events"], seed=seed)
+def _nested_config(p: ScorecardParams, seed: int) -> NestedConfig:
+    return NestedConfig(n_per_cell=p.n_per_cell, n_agents=p.n_agents,
+                        n_containers=p.n_containers, min_events=p.min_events,
+                        max_events=p.max_events, seed=seed)
 
 
-def freeze(p: Mapping[str, Any]) -> Frozen:
+def freeze(p: ScorecardParams) -> Frozen:
     """Draw the items once; Suites C-D and the cross targets are attached later by
     :func:`attach_targets` (they need the backends)."""
-    gen = generate(_nested_config(p, p["seed"]))
+    gen = generate(_nested_config(p, p.seed))
     table = baseline_table(gen.items)
     curves = baseline_curves(gen.items)
     strategic = generate_strategic(StrategicConfig(
-        n_per_game=p["n_per_game"], seed=p["strategic_seed"],
-        history_length=p["history_length"], noise=p["opponent_noise"]))
-    spc = SelfPredConfig(n_test=p["selfpred_test"], counts=tuple(p["observation_counts"]),
-                         classes=tuple(p["selfpred_classes"]), seed=p["selfpred_seed"])
-    depths = tuple(p["applied_depths"])
+        n_per_game=p.n_per_game, seed=p.strategic_seed,
+        history_length=p.history_length, noise=p.opponent_noise))
+    spc = SelfPredConfig(n_test=p.selfpred_test, counts=tuple(p.observation_counts),
+                         classes=tuple(p.selfpred_classes), seed=p.selfpred_seed)
+    depths = tuple(p.applied_depths)
     suites = Suites(tuple(gen.items), tuple(applied_items(gen.items, depths)),
-                    tuple(strategic), spc, n_resamples=p["bootstrap_resamples"],
+                    tuple(strategic), spc, n_resamples=p.bootstrap_resamples,
                     baselines=table)
-    rep = generate(_nested_config(p, p["replication_seed"]))
+    rep = generate(_nested_config(p, p.replication_seed))
     replication = Suites(tuple(rep.items), tuple(applied_items(rep.items, depths)),
-                         n_resamples=p["bootstrap_resamples"])
+                         n_resamples=p.bootstrap_resamples)
     return Frozen(gen, suites, rep, replication, integrity_table(gen, table, curves), curves)
 
 
@@ -171,33 +134,34 @@ def scripted_model(frozen: Frozen, name: str = "scripted",
     return m
 
 
-def make_backend(spec: Any, frozen: Frozen, cache_dir: str | None = None,
+def stand_ins(frozen: Frozen) -> StandIns:
+    """The stage's scripted models by variant (``backend: scripted``), knowing every frozen
+    item. The cross-agent target's ``other`` is a pair of scripted models (before and after
+    its policy change), built by :func:`attach_targets`."""
+    return {"default": lambda: scripted_model(frozen).backend(),
+            "alt": lambda: scripted_model(frozen, "scripted-alt", ALT_SKILLS).backend()}
+
+
+def make_backend(spec: BackendSpec | None, frozen: Frozen,
                  base_dir: str | None = None) -> Backend | None:
-    """``scripted``, ``scripted-alt``, ``embedded``, a mapping of ``llm`` backend settings,
-    or None (no backend)."""
-    if spec is None:
-        return None
-    if spec == "scripted":
-        return scripted_model(frozen).backend()
-    if spec == "scripted-alt":
-        return scripted_model(frozen, "scripted-alt", ALT_SKILLS).backend()
-    if spec == "embedded":
-        spec = {"backend": "embedded", "cache_dir": cache_dir}
-    if isinstance(spec, Mapping):
-        return build_backend(spec, base_dir=base_dir)
-    raise ValueError(f"unknown model {spec!r}: scripted, scripted-alt, embedded or a mapping")
+    """The model ``spec`` names (a scripted one from :func:`stand_ins`), or None (none)."""
+    return None if spec is None else spec.build(base_dir, stand_ins(frozen))
 
 
-def cross_backend(p: Mapping[str, Any], frozen: Frozen, model_backend: Backend | None,
+def _scripted_other(spec: BackendSpec) -> bool:
+    return spec.backend == "scripted" and getattr(spec, "variant", None) == "other"
+
+
+def cross_backend(p: ScorecardParams, frozen: Frozen, model_backend: Backend | None,
                   base_dir: str | None = None) -> Backend | None:
-    """The backend of Suite D's cross-agent target; None for the scripted one.  The
-    predictor's own model is reused rather than loaded twice."""
-    spec = p["cross_model"]
-    if spec == SCRIPTED_OTHER:
+    """The backend of Suite D's cross-agent target; None for the scripted ``other`` one.
+    The predictor's own model is reused rather than loaded twice."""
+    spec = p.cross_model
+    if _scripted_other(spec):
         return None
-    if spec == p["model"] and model_backend is not None:
+    if spec == p.model and model_backend is not None:
         return model_backend
-    return make_backend(spec, frozen, p["llm_cache_dir"], base_dir)
+    return make_backend(spec, frozen, base_dir)
 
 
 def attach_targets(frozen: Frozen, backend: Backend | None = None, temperature: float = 0.0,
@@ -232,13 +196,12 @@ def attach_targets(frozen: Frozen, backend: Backend | None = None, temperature: 
                                           changed={"other": changed}))
 
 
-def targets_for(p: Mapping[str, Any], frozen: Frozen, backend: Backend | None,
+def targets_for(p: ScorecardParams, frozen: Frozen, backend: Backend | None,
                 base_dir: str | None = None) -> Frozen:
     """:func:`attach_targets` with the stage's ``cross_model``, ``cross_temperature`` and the
     bare prompt's reply cap."""
     return attach_targets(frozen, cross_backend(p, frozen, backend, base_dir),
-                          p["cross_temperature"], reply_caps(p["reply_caps"])["bare"],
-                          p["structured"])
+                          p.cross_temperature, p.reply_caps.bare, p.structured)
 
 
 def run_variants(backend: Backend, suites: Suites, variants: Sequence[str],
@@ -252,8 +215,8 @@ def run_variants(backend: Backend, suites: Suites, variants: Sequence[str],
             for v in variants}
 
 
-def variants_for(p: Mapping[str, Any]) -> list[str]:
-    return needed_variants(list(p["interventions"]))
+def variants_for(p: ScorecardParams) -> list[str]:
+    return needed_variants(list(p.interventions))
 
 
 def decide(

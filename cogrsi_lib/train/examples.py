@@ -40,7 +40,7 @@ from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.perception import Perception, perception_request
 from cogrsi_lib.reader.views import annotated_view, plain_view
-from cogrsi_lib.stage_params import TrainParams
+from cogrsi_lib.train.params import TrainParams
 
 FAMILIES = ("answer.plain", "answer.open", "answer.traced", "answer.annotated",
             "reader.perception", "reader.arbitration", "pairs")

@@ -3,8 +3,8 @@
 :func:`training_set` draws every example from the ``train`` lexicon (disjoint from the
 evaluation splits); :func:`train` runs both phases under a work folder named by the run's
 fingerprint, so an interrupted run resumes and a finished one is reused;
-:func:`save_adapter` copies the final adapter into the stage's outputs, where the ``llm``
-setting ``adapter`` of any stage can point at it.
+:func:`save_adapter` copies the final adapter into the stage's outputs, where the ``adapter``
+setting of any stage's model (``backend: embedded`` or ``vllm``) can point at it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import polars as pl
 from cogrsi_lib.oracle.situations import exploretom_config, tomi_config
 from cogrsi_lib.pairs.lexicon import words_in
 from cogrsi_lib.progress import phase
-from cogrsi_lib.stage_params import TrainParams
 from cogrsi_lib.train import trainer
 from cogrsi_lib.train.examples import (
     Example,
@@ -38,6 +37,7 @@ from cogrsi_lib.train.examples import (
     traceable,
     traced_example,
 )
+from cogrsi_lib.train.params import TrainParams
 
 #: seed offsets of the three draws of one run (training, held-out, GRPO prompts)
 _DRAWS = {"train": 0, "heldout": 100, "grpo": 200}

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogrsi_lib.stage_params import LoraParams, TrainParams
 from cogrsi_lib.train.examples import TRACE_TOKENS, Example
+from cogrsi_lib.train.params import LoraParams, TrainParams
 
 SFT, GRPO = "sft", "grpo"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")

@@ -11,8 +11,8 @@ from cogrsi_lib.audit.sandbox import SandboxLimits
 N_WORLDS = 400
 SEED = 7
 SCRIPTED = [
-    {"name": "A", "llm": {"backend": "scripted"}, "prompt": "literal", "seed": 0},
-    {"name": "B", "llm": {"backend": "scripted"}, "prompt": "plain", "seed": 1},
+    {"name": "A", "model": "scripted", "prompt": "literal", "seed": 0},
+    {"name": "B", "model": "scripted", "prompt": "plain", "seed": 1},
 ]
 
 

@@ -29,7 +29,7 @@ def test_audit_config_from_stage_parameters():
             cfg.verdict.agreement_over) == (0.01, 0.9, "both")
     assert (cfg.limits.wall_s, cfg.limits.cpu_s, cfg.limits.memory_mb) == (5, 2, 256)
     assert (cfg.recompile_max_tokens, cfg.workers) == (4096, 1)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="bogus"):
         audit_config(limits={"bogus": 1})
     with pytest.raises(ValueError):
         audit_config(agreement_over="some")
@@ -37,7 +37,7 @@ def test_audit_config_from_stage_parameters():
 
 def test_summary_says_when_one_model_plays_both_roles(tiny_sample, tmp_path):
     spec = {"backend": "fake", "reply": fenced(IN_ROOM.code_a)}
-    shared = build_translators([{"name": "A", "llm": spec}, {"name": "B", "llm": spec}])
+    shared = build_translators([{"name": "A", "model": spec}, {"name": "B", "model": spec}])
     auditor = Auditor(tiny_sample, shared)
     audits = auditor.audit_many([("r", IN_ROOM.text)])
     s = summary(auditor, audits, extra_key=1)
@@ -66,8 +66,8 @@ OK, WHY = embedded_available()
 @pytest.mark.model
 @pytest.mark.skipif(not OK, reason=f"embedded model unavailable: {WHY}")
 def test_embedded_translation_is_recorded_even_when_cut_off(tiny_sample):
-    specs = [{"name": "A", "llm": {"backend": "embedded"}, "prompt": "literal", "seed": 0},
-             {"name": "B", "llm": {"backend": "embedded"}, "prompt": "plain", "seed": 1}]
+    specs = [{"name": "A", "model": {"backend": "embedded"}, "prompt": "literal", "seed": 0},
+             {"name": "B", "model": {"backend": "embedded"}, "prompt": "plain", "seed": 1}]
     trs = build_translators(specs, max_tokens=24)
     assert trs[0].backend is trs[1].backend
     audit = Auditor(tiny_sample, trs).audit(IN_ROOM.text, "in_room")

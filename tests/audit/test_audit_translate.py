@@ -162,20 +162,26 @@ def test_recompile_with_a_larger_cap_keeps_both_verdicts(sample):
 
 
 def test_build_translators_checks_its_specs():
-    with pytest.raises(ValueError, match="exactly two"):
-        build_translators([{"llm": {"backend": "scripted"}}])
-    with pytest.raises(ValueError, match="unknown translator settings"):
+    with pytest.raises(ValueError, match="'translators': List should have at least 2 items"):
+        build_translators([{"model": "scripted"}])
+    with pytest.raises(ValueError, match="unknown key 'translators.0.bogus'"):
         build_translators([{"name": "A", "bogus": 1}, {"name": "B"}])
     with pytest.raises(ValueError, match="different names"):
         build_translators([{"name": "A"}, {"name": "A"}])
-    with pytest.raises(ValueError, match="unknown translator prompt"):
+    with pytest.raises(ValueError, match="'translators.0.prompt': Input should be 'literal'"):
         build_translators([{"name": "A", "prompt": "nope"}, {"name": "B"}])
+    with pytest.raises(ValueError, match="unknown key 'translators.1.model.engine.max_len'"):
+        build_translators([{"name": "A"}, {"name": "B", "model": {
+            "backend": "vllm", "engine": {"max_len": 4096}}}])
+    with pytest.raises(ValueError, match="unknown scripted variant 'alt'"):
+        build_translators([{"name": "A"}, {"name": "B", "model": {
+            "backend": "scripted", "variant": "alt"}}])
 
 
 def test_one_backend_spec_is_built_once_for_both_roles():
     spec = {"backend": "fake", "reply": fenced(CODE)}
-    a, b = build_translators([{"name": "A", "llm": spec, "prompt": "literal", "seed": 0},
-                              {"name": "B", "llm": spec, "prompt": "plain", "seed": 1}],
+    a, b = build_translators([{"name": "A", "model": spec, "prompt": "literal", "seed": 0},
+                              {"name": "B", "model": spec, "prompt": "plain", "seed": 1}],
                              max_tokens=512)
     assert a.backend is b.backend
     assert (a.prompt, b.prompt, a.seed, b.seed, a.max_tokens) == ("literal", "plain", 0, 1, 512)

@@ -14,5 +14,5 @@ def test_params_section_fits_the_stage_schema() -> None:
 
     section = yaml.safe_load((ROOT / "params.yaml").read_text())["harness"]
     assert load("harness", section).model_dump().keys() == section.keys()
-    assert section["llm"]["backend"] == "embedded"
+    assert section["model"]["backend"] == "embedded"
     assert set(section["ablations"]) >= {"base", "skills", "memory", "retrieval", "full"}

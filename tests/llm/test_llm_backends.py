@@ -275,9 +275,10 @@ def test_config_builds_and_wraps_in_the_cache(tmp_path) -> None:
 @pytest.mark.parametrize(
     "cfg,match",
     [
-        ({"backend": "gpt"}, "must be one of"),
-        ({"backend": "fake", "temprature": 0.7}, "unknown llm settings"),
-        ({"backend": "openai", "model": "m"}, "base_url is required"),
+        ({"backend": "gpt"}, "'llm': unknown backend"),
+        ({"backend": "fake", "temprature": 0.7}, "unknown key 'llm.temprature'"),
+        ({"backend": "openai", "model": "m"}, "'llm.base_url': Field required"),
+        ({"backend": "embedded", "base_url": "http://x/v1"}, "unknown key 'llm.base_url'"),
     ],
 )
 def test_config_rejects_bad_settings(cfg, match) -> None:

@@ -130,21 +130,14 @@ def on_server(section: Any, base_url: str | list[str], cache_dir: str) -> Any:
 
 
 def swap_models(section: Any, spec: dict) -> Any:
-    """Every embedded model of a stage section replaced by the backend settings ``spec``,
-    whichever way the stage names its model (llm settings, a model name, or a stage-level
-    ``backend`` kind with its own ``llm`` settings)."""
+    """Every embedded model of a stage section (a model's settings with ``backend:
+    embedded``, or the bare kind ``embedded``) replaced by the model settings ``spec``: every
+    stage names its models one way (cogrsi_lib/llm/spec.py)."""
+    if section == "embedded" or (isinstance(section, dict)
+                                 and section.get("backend") == "embedded"):
+        return dict(spec)
     if isinstance(section, dict):
-        if section.get("backend") == "embedded":
-            if "llm" in section:  # a stage-level backend kind with its own llm settings
-                settings = {k: v for k, v in spec.items() if k != "backend"}
-                return {**section, "backend": spec["backend"], "llm": settings}
-            return dict(spec)
-        return {k: (dict(spec) if v == "embedded" and k in MODEL_KEYS
-                    else swap_models(v, spec)) for k, v in section.items()}
+        return {k: swap_models(v, spec) for k, v in section.items()}
     if isinstance(section, list):
         return [swap_models(v, spec) for v in section]
     return section
-
-
-#: keys whose value names a model as a string (the scorecard's)
-MODEL_KEYS = ("model", "cross_model", "alt_model")

@@ -26,8 +26,7 @@ audit = pytest.importorskip("cogrsi_lib.audit.gate", reason="cogrsi_lib.audit is
 from cogrsi_lib.audit.handwritten import IN_ROOM, NOTHING_REACHED  # noqa: E402
 
 SCRIPTED = {"n_worlds": 150, "seed": 7,
-            "translators": [{"name": "A", "llm": {"backend": "scripted"}},
-                            {"name": "B", "llm": {"backend": "scripted"}}],
+            "translators": [{"name": "A", "model": "scripted"}, {"name": "B", "model": "scripted"}],
             "limits": {"wall_s": 60, "cpu_s": 10, "memory_mb": 512}}
 
 
@@ -99,19 +98,22 @@ def test_a_missing_audit_is_a_clear_error(monkeypatch):
 
 
 def test_audit_settings_are_checked():
-    with pytest.raises(ValueError, match="unknown audit gate settings"):
+    with pytest.raises(ValueError, match="unknown key 'loops.audit.colour'"):
         audit_gate_from_params({**SCRIPTED, "colour": 1})
-    with pytest.raises(ValueError, match="translators"):
+    with pytest.raises(ValueError, match="'loops.audit.translators': Field required"):
         audit_gate_from_params({"n_worlds": 5})
+    with pytest.raises(ValueError, match=r"unknown key 'loops\.audit\.translators\.1\.llm'"):
+        audit_gate_from_params({**SCRIPTED, "translators": [{"name": "A"}, {"llm": {}}]})
 
 
 def test_the_stage_runs_the_audit_arm_as_a_configuration(tmp_path):
-    from cogrsi_lib.loops.stage import StageConfig, run_stage, stage_data
+    from cogrsi_lib.loops.stage import run_stage, stage_data
+    from cogrsi_lib.stage_params import load
 
-    cfg = StageConfig.from_params({
+    cfg = load("loops", {
         "arms": ["audit_library"], "seeds": [0], "rounds": 3, "discovery_size": 8,
         "trial_size": 8, "final_size": 8, "heldout_size": 4, "dev_stories": 50,
-        "backend": "scripted", "audit": SCRIPTED, "gate_all": True,
+        "model": "scripted", "audit": SCRIPTED, "gate_all": True,
         "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 6,
                   "n_gate_dialogue": 4, "n_eval_narrative": 2, "n_eval_dialogue": 2}})
     run = run_stage(cfg, stage_data(cfg), tmp_path)

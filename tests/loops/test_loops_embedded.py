@@ -16,7 +16,8 @@ import pytest
 
 from cogrsi_lib.llm.embedded import embedded_available
 from cogrsi_lib.loops import REJECTIONS
-from cogrsi_lib.loops.stage import StageConfig, run_stage, stage_data
+from cogrsi_lib.loops.stage import run_stage, stage_data
+from cogrsi_lib.stage_params import load
 
 OK, WHY = embedded_available()
 pytestmark = [
@@ -28,7 +29,7 @@ TINY = {
     "arms": ["gated_library"], "seeds": [0], "rounds": 2, "discovery_size": 4, "trial_size": 4,
     "n_trials": 2, "final_size": 4, "heldout_size": 2, "max_candidates": 2, "dev_stories": 30,
     "dev_max_depth": 1,
-    "backend": "embedded", "builder_max_tokens": 64, "eval_pairs": False,
+    "model": "embedded", "builder_max_tokens": 64, "eval_pairs": False,
     "reader": {"use_perception": False, "n_annotated": 0, "n_plain": 1, "arbitration": False,
                "principle_in_plain": True, "sample_max_tokens": 12},
     "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 2, "n_gate_dialogue": 2,
@@ -37,7 +38,8 @@ TINY = {
 
 
 def test_tiny_setting_runs_end_to_end_on_the_embedded_model(tmp_path):
-    cfg = StageConfig.from_params({**TINY, "llm": {"cache_dir": str(tmp_path / "cache")}})
+    cfg = load("loops", {**TINY, "model": {"backend": "embedded",
+                                           "cache_dir": str(tmp_path / "cache")}})
     start = time.perf_counter()
     run = run_stage(cfg, stage_data(cfg), tmp_path / "out")
     elapsed = time.perf_counter() - start

@@ -9,7 +9,8 @@ import pytest
 
 from cogrsi_lib.loops import shadow
 from cogrsi_lib.loops.arms import builtin_arms
-from cogrsi_lib.loops.stage import StageConfig, run_shadow_study, run_stage, stage_data
+from cogrsi_lib.loops.stage import run_shadow_study, run_stage, stage_data
+from cogrsi_lib.stage_params import load
 
 from .test_loops_stage import TINY
 
@@ -80,7 +81,7 @@ def test_total_variation_and_wilson():
 
 def test_shadow_replay_reproduces_the_live_decisions_of_a_real_stage(tmp_path):
     arms = ["accuracy_loop", "accuracy_library", "gated_library"]
-    cfg = StageConfig.from_params({**TINY, "arms": arms, "rounds": 3, "shadow": True})
+    cfg = load("loops", {**TINY, "arms": arms, "rounds": 3, "shadow": True})
     run = run_stage(cfg, stage_data(cfg), tmp_path)
     c = run.candidates
     assert c.height > 0 and c["shadow_gates_json"].is_not_null().all()
@@ -102,14 +103,13 @@ def test_shadow_replay_reproduces_the_live_decisions_of_a_real_stage(tmp_path):
 
 
 def test_without_shadow_no_gate_is_logged_for_ungated_arms(tmp_path):
-    cfg = StageConfig.from_params({**TINY, "arms": ["accuracy_library"], "rounds": 1,
-                                   "shadow": False})
+    cfg = load("loops", {**TINY, "arms": ["accuracy_library"], "rounds": 1, "shadow": False})
     run = run_stage(cfg, stage_data(cfg), tmp_path)
     assert run.candidates.height > 0 and run.candidates["shadow_gates_json"].is_null().all()
 
 
 def test_symbolic_study_gives_figure7_and_the_situation_split():
-    cfg = StageConfig.from_params({**TINY, "shadow_study": {
+    cfg = load("loops", {**TINY, "shadow_study": {
         "arms": ["accuracy_library", "gated_library"], "seeds": [0], "rounds": 3,
         "dev_stories": 120, "final_size": 20,
         "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 6, "n_gate_dialogue": 6,
@@ -139,7 +139,7 @@ def test_symbolic_study_gives_figure7_and_the_situation_split():
     # the private-telling rule can only fail where someone is told something privately
     told = inv.filter(pl.col("text").str.contains("privately told"))
     assert told.height == 1 and told["only_outside"].item()
-    assert run_shadow_study(StageConfig.from_params({**TINY, "shadow_study": {}})) is None
+    assert run_shadow_study(load("loops", {**TINY, "shadow_study": None})) is None
 
 
 def test_gain_difference_interval_follows_the_samples():

@@ -10,47 +10,56 @@ import yaml
 
 from cogrsi_lib.loops import report
 from cogrsi_lib.loops.gepa_arm import gepa_available
+from cogrsi_lib.loops.params import LoopsParams
 from cogrsi_lib.loops.selection import selection_quality
-from cogrsi_lib.loops.stage import StageConfig, run_stage, stage_data
-from cogrsi_lib.stage_params import LoopsParams
+from cogrsi_lib.loops.stage import run_stage, stage_data
+from cogrsi_lib.stage_params import StageParamsError, load
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"seeds": [0], "rounds": 2, "discovery_size": 8, "trial_size": 8, "final_size": 16,
         "heldout_size": 8, "dev_stories": 50, "gepa_budget": 40, "gepa_val_size": 8,
-        "gepa_seeds": [0], "backend": "scripted",
+        "gepa_seeds": [0], "model": "scripted",
         "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 6, "n_gate_dialogue": 4,
                   "n_eval_narrative": 4, "n_eval_dialogue": 2}}
 
 
 def test_params_yaml_section_is_a_valid_config():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())["loops"]
-    cfg = StageConfig.from_params(params)
+    cfg = load("loops", params)
     # params.yaml carries the tiny CPU setting of the embedded default (issue §4) ...
     assert (cfg.rounds, cfg.discovery_size, cfg.trial_size) == (2, 8, 8)
-    assert cfg.backend == "embedded"
+    assert cfg.model.backend == "embedded" and cfg.model.cache_dir == ".cache/llm"
     assert {a.name for a in cfg.arm_configs()} == {"gated_library"}
     assert (cfg.delta, cfg.min_nonneg, cfg.gepa_budget) == (3.0, 2, 10240)
     # ... params.gpu.yaml the paper's full setting (App. C.2) ...
     gpu = yaml.safe_load((ROOT / "params.gpu.yaml").read_text())["loops"]
-    full = StageConfig.from_params(gpu)
+    full = load("loops", gpu)
     assert (full.rounds, full.discovery_size, full.trial_size, full.final_size) == (8, 80, 80, 300)
-    assert full.seeds == [0, 1, 2, 3, 4, 5] and full.run_gepa and full.backend == "vllm"
+    assert full.seeds == [0, 1, 2, 3, 4, 5] and full.run_gepa and full.model.backend == "vllm"
     assert {a.name for a in full.arm_configs()} == {"accuracy_loop", "accuracy_library",
                                                    "gated_library", "pairs_as_data",
                                                    "single_principle", "audit_library"}
     # ... and the defaults are the schema's small CI setting, declared once
-    assert StageConfig.from_params({}).model_dump() == LoopsParams().model_dump()
-    with pytest.raises(ValueError, match="unknown loops settings"):
-        StageConfig.from_params({**params, "round": 3})
-    with pytest.raises(ValueError, match="backend"):
-        StageConfig.from_params({**params, "backend": "gpt"})
-    with pytest.raises(ValueError, match="unknown arm"):
-        StageConfig.from_params({**params, "arms": ["gated"]})
+    assert load("loops", {}) == LoopsParams()
+    with pytest.raises(StageParamsError, match="unknown key 'round'"):
+        load("loops", {**params, "round": 3})
+    with pytest.raises(StageParamsError, match="'model': unknown backend"):
+        load("loops", {**params, "model": "gpt"})
+    with pytest.raises(StageParamsError, match=r"unknown key 'model\.llm'"):
+        load("loops", {**params, "model": {"backend": "embedded", "llm": {}}})
+    with pytest.raises(StageParamsError, match=r"'arms\.0': Input should be 'accuracy_"):
+        load("loops", {**params, "arms": ["gated"]})
+    with pytest.raises(StageParamsError, match=r"'arms\.0\.base': Input should be"):
+        load("loops", {**params, "arms": [{"name": "wide", "base": "gated"}]})
+    with pytest.raises(StageParamsError, match=r"unknown key 'arms\.0\.rule'"):
+        load("loops", {**params, "arms": [{"name": "wide", "rule": {}}]})
+    with pytest.raises(StageParamsError, match="needs the gate's settings"):
+        load("loops", {**params, "arms": ["audit_library"]})
 
 
 def test_custom_arms_from_mappings():
-    cfg = StageConfig.from_params({"arms": [{"name": "wide", "base": "gated_library",
-                                             "delta": 2.0}, "accuracy_loop"]})
+    cfg = load("loops", {"arms": [{"name": "wide", "base": "gated_library", "delta": 2.0},
+                                  "accuracy_loop"]})
     wide, loose = cfg.arm_configs()
     assert (wide.name, wide.rule.delta, wide.rule.min_nonneg, wide.gates) == (
         "wide", 2.0, 2, ("counterfactual",))
@@ -60,7 +69,7 @@ def test_custom_arms_from_mappings():
 def test_tiny_scripted_stage_runs_every_arm_and_resumes(tmp_path):
     arms = ["accuracy_loop", "accuracy_library", "gated_library", "pairs_as_data",
             "single_principle"] + (["gepa"] if gepa_available()[0] else [])
-    cfg = StageConfig.from_params({**TINY, "arms": arms})
+    cfg = load("loops", {**TINY, "arms": arms})
     data = stage_data(cfg)
     run = run_stage(cfg, data, tmp_path)
     assert set(run.rounds["arm"]) == set(arms) - {"gepa"}
@@ -98,8 +107,7 @@ def test_two_arms_in_one_seed_sample_their_own_round0_candidates(tmp_path):
     candidates, while their cohorts (the paired design) stay the same."""
     from cogrsi_lib.loops.builder import arm_seed
 
-    cfg = StageConfig.from_params({**TINY, "rounds": 1,
-                                   "arms": ["accuracy_library", "gated_library"]})
+    cfg = load("loops", {**TINY, "rounds": 1, "arms": ["accuracy_library", "gated_library"]})
     run = run_stage(cfg, stage_data(cfg), tmp_path)
     r0 = run.replies.filter(pl.col("round") == 0)  # every builder reply, kept or rejected
     by_arm = {arm: r0.filter(pl.col("arm") == arm) for arm in ("accuracy_library",

@@ -60,9 +60,10 @@ def test_bare_variant_on_the_embedded_model(model, tmp_path) -> None:
 def test_every_variant_through_every_suite_on_the_embedded_model(model, tmp_path) -> None:
     from cogrsi_lib.llm import CachedBackend
     from cogrsi_lib.scorecard import build_profile, scorecard_table, stage
+    from cogrsi_lib.stage_params import load
 
-    p = stage.stage_params({
-        "model": "embedded", "alt_model": None, "llm_cache_dir": str(tmp_path / "cache"),
+    p = load("scorecard", {
+        "model": "embedded", "alt_model": None,
         "n_per_cell": 1, "n_per_game": 1, "selfpred_test": 1, "observation_counts": [0, 2],
         "cross_model": "embedded", "cross_temperature": 1.0, "bootstrap_resamples": 50,
         "reply_caps": {"bare": 24, "perspective": 48, "store": 48},
@@ -74,7 +75,7 @@ def test_every_variant_through_every_suite_on_the_embedded_model(model, tmp_path
         applied=tuple(a for a in frozen.suites.applied if a.belief.id in {i.id for i in keep}),
         strategic=frozen.suites.strategic[:3], baselines=None)
     frozen = dataclasses.replace(frozen, suites=suites)
-    backend = CachedBackend(model, p["llm_cache_dir"])
+    backend = CachedBackend(model, tmp_path / "cache")
     # the cross-agent target is the predictor's own model, sampled: the stage reuses it
     frozen = stage.targets_for(p, frozen, backend)
     assert "SmolLM2" in frozen.suites.cross_targets[0].description
@@ -82,7 +83,7 @@ def test_every_variant_through_every_suite_on_the_embedded_model(model, tmp_path
     runs, new_calls = {}, {}
     for v in variants:
         before = len(backend.cache)  # one entry per sample the model generated
-        runs[v] = stage.run_variants(backend, frozen.suites, [v], p["reply_caps"])[v]
+        runs[v] = stage.run_variants(backend, frozen.suites, [v], p.reply_caps.model_dump())[v]
         new_calls[v] = len(backend.cache) - before
     # the ablation repeats the store's requests; every variant reuses the bare replies of
     # the strategic and prediction suites
@@ -101,7 +102,7 @@ def test_every_variant_through_every_suite_on_the_embedded_model(model, tmp_path
     assert table.columns[2:] == variants
     a = stage.check_gate_a(frozen, list(runs.values()))
     assert a.passed
-    for name in p["interventions"]:
+    for name in p.interventions:
         d = stage.decide(name, runs, [], a, stage.gate_config(p))
         assert [o.gate for o in d.outcomes] == ["A", "B", "C", "D", "E"]
         # no replication was run: Gate D cannot pass, so nothing is kept

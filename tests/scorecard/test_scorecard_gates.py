@@ -80,10 +80,10 @@ def test_gate_b_passes_a_real_improvement_and_fails_none() -> None:
 
 def test_gate_b_needs_an_interval_that_excludes_zero() -> None:
     # identical runs: every estimate is 0 with the interval [0, 0]; thresholds of -1 are met
-    lenient = replace(CFG, min_deep_gain=-1.0, min_leakage_reduction=-1.0,
-                      min_conversion_gain=-1.0)
+    lenient = CFG.model_copy(update={"min_deep_gain": -1.0, "min_leakage_reduction": -1.0,
+                                     "min_conversion_gain": -1.0})
     a, b = run(SHALLOW, name="a"), run(SHALLOW, name="b")
-    assert gate_b(a, b, replace(lenient, require_ci=False)).passed
+    assert gate_b(a, b, lenient.model_copy(update={"require_ci": False})).passed
     strict = gate_b(a, b, lenient)
     assert strict.status == FAIL
     assert all(c.low == 0.0 for c in strict.checks if c.status != NOT_RUN)
@@ -101,7 +101,7 @@ def test_gate_c_catches_regressions_and_missing_evidence() -> None:
     # Suite D was not run: the battery check has no evidence, so Gate C cannot pass
     assert statuses(ok)["self/cross prediction change (unrelated battery)"] == NOT_RUN
     assert ok.status == NOT_RUN and not ok.passed
-    costly = gate_c(run(DEEP, name="same"), base, replace(CFG, max_cost_ratio=0.5))
+    costly = gate_c(run(DEEP, name="same"), base, CFG.model_copy(update={"max_cost_ratio": 0.5}))
     assert statuses(costly)["cost ratio (tokens per task)"] == FAIL
 
 

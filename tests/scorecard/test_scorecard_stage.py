@@ -8,50 +8,82 @@ from pathlib import Path
 import pytest
 
 from cogrsi_lib.llm import Request, ScriptedBackend
-from cogrsi_lib.llm.fake import prompt_text
+from cogrsi_lib.llm.fake import ScriptedSpec, prompt_text
+from cogrsi_lib.llm.spec import parse_model
 from cogrsi_lib.scorecard import stage
+from cogrsi_lib.scorecard.params import ScorecardParams
 from cogrsi_lib.scorecard.scripted import UNSURE, ScriptedModel, prompt_kind
+from cogrsi_lib.stage_params import StageParamsError, load
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"n_per_cell": 3, "n_per_game": 1, "selfpred_test": 2, "observation_counts": [0, 5],
          "bootstrap_resamples": 100}
 
 
+def settings(given: dict | None = None) -> ScorecardParams:
+    """The stage's parameters, checked once by its schema."""
+    return load("scorecard", given)
+
+
 def test_parameters_are_checked() -> None:
-    p = stage.stage_params(SMALL | {"out_dir": None})
-    assert p["n_per_cell"] == 3 and p["model"] == "scripted"
-    with pytest.raises(ValueError, match="unknown scorecard parameters"):
-        stage.stage_params({"n_per_cel": 3})
-    with pytest.raises(ValueError, match="unknown interventions"):
-        stage.stage_params({"interventions": ["telepathy"]})
-    with pytest.raises(ValueError, match="cannot replicate"):
-        stage.stage_params({"model": "embedded"})
-    assert stage.stage_params({"model": "embedded", "alt_model": None})["alt_model"] is None
-    with pytest.raises(ValueError, match="unknown gate settings"):
-        stage.stage_params({"gates": {"min_gain": 1}})
-    with pytest.raises(ValueError, match="unknown reply caps"):
-        stage.stage_params({"reply_caps": {"cot": 10}})
-    with pytest.raises(ValueError, match="cross_temperature"):
-        stage.stage_params({"cross_temperature": -1})
-    with pytest.raises(ValueError, match="would be the self target"):
-        stage.stage_params({"model": "embedded", "alt_model": None, "cross_model": "embedded"})
-    assert stage.stage_params({"model": "embedded", "alt_model": None,
-                               "cross_model": "embedded", "cross_temperature": 1})
-    cfg = stage.gate_config(stage.stage_params({"gates": {"deep_depths": [3, 4]},
-                                                "bootstrap_resamples": 77}))
+    p = settings(SMALL)
+    assert p.n_per_cell == 3 and p.model == ScriptedSpec()
+    assert p.alt_model == ScriptedSpec(variant="alt")
+    assert p.cross_model == ScriptedSpec(variant="other")
+    with pytest.raises(StageParamsError, match="unknown key 'n_per_cel'"):
+        settings({"n_per_cel": 3})
+    with pytest.raises(StageParamsError, match="unknown interventions"):
+        settings({"interventions": ["telepathy"]})
+    with pytest.raises(StageParamsError, match="cannot replicate"):
+        settings({"model": "embedded"})
+    assert settings({"model": "embedded", "alt_model": None}).alt_model is None
+    with pytest.raises(StageParamsError, match="unknown key 'gates.min_gain'"):
+        settings({"gates": {"min_gain": 1}})
+    with pytest.raises(StageParamsError, match="unknown key 'reply_caps.cot'"):
+        settings({"reply_caps": {"cot": 10}})
+    with pytest.raises(StageParamsError, match="'reply_caps.bare': Input should be greater"):
+        settings({"reply_caps": {"bare": 0}})
+    with pytest.raises(StageParamsError, match="cross_temperature"):
+        settings({"cross_temperature": -1})
+    with pytest.raises(StageParamsError, match="would be the self target"):
+        settings({"model": "embedded", "alt_model": None, "cross_model": "embedded"})
+    # the same model however it is written: a bare kind is the kind with its defaults
+    with pytest.raises(StageParamsError, match="would be the self target"):
+        settings({"model": "embedded", "alt_model": None,
+                "cross_model": {"backend": "embedded", "max_batch": 16}})
+    assert settings({"model": "embedded", "alt_model": None,
+                   "cross_model": "embedded", "cross_temperature": 1})
+    cfg = settings({"gates": {"deep_depths": [3, 4]}, "bootstrap_resamples": 77}).gate_config()
     assert cfg.deep_depths == (3, 4) and cfg.n_resamples == 77
+    assert settings({"gates": {"n_resamples": 5}}).gate_config().n_resamples == 5
+    # a partial mapping keeps the other defaults
+    caps = settings({"reply_caps": {"bare": 30}}).reply_caps
+    assert (caps.bare, caps.perspective, caps.store) == (30, 160, 320)
+
+
+def test_scripted_variants_are_the_stages_own() -> None:
+    assert settings({"alt_model": {"backend": "scripted", "variant": "alt"}})
+    with pytest.raises(StageParamsError, match=r"'model': unknown scripted variant 'other'"):
+        settings({"model": {"backend": "scripted", "variant": "other"}})
+    with pytest.raises(StageParamsError, match=r"'cross_model': unknown scripted variant"):
+        settings({"cross_model": {"backend": "scripted", "variant": "twin"}})
+    with pytest.raises(StageParamsError, match="'model': unknown backend"):
+        settings({"model": "scripted-alt"})  # the old name of a variant is no kind
+    frozen = stage.freeze(settings(SMALL))
+    with pytest.raises(ValueError, match="unknown scripted variant 'other' here"):
+        stage.make_backend(ScriptedSpec(variant="other"), frozen)
 
 
 def test_params_yaml_section_matches_the_stage() -> None:
     import yaml
 
     section = yaml.safe_load((ROOT / "params.yaml").read_text())["scorecard"]
-    assert set(section) == set(stage.DEFAULTS)
-    stage.stage_params(section)
+    assert set(section) == set(ScorecardParams.model_fields)
+    settings(section)
 
 
 def test_freeze_is_deterministic_and_replication_is_new() -> None:
-    p = stage.stage_params(SMALL)
+    p = settings(SMALL)
     a, b = stage.freeze(p), stage.freeze(p)
     assert [i.id for i in a.suites.nested] == [i.id for i in b.suites.nested]
     assert [i.story for i in a.suites.nested] == [i.story for i in b.suites.nested]
@@ -67,20 +99,20 @@ def test_a_real_cross_target_is_the_model_sampled_and_its_change_a_system_messag
     from cogrsi_lib.scorecard.selfpred import run_selfpred, score_selfpred
     from cogrsi_lib.scorecard.variants import make_variant
 
-    p = stage.stage_params(SMALL | {"cross_model": {"backend": "fake", "reply": "x"},
-                                    "cross_temperature": 0.7, "reply_caps": {"bare": 30}})
+    p = settings(SMALL | {"cross_model": {"backend": "fake", "reply": "x"},
+                        "cross_temperature": 0.7, "reply_caps": {"bare": 30}})
     frozen = stage.freeze(p)
     # the scripted model plays the predictor; the target is a real backend (here a fake one
     # that answers the last option only when told to)
     last = '{"answer": "yellow", "confidence": 0.9}'
     target = ScriptedBackend(lambda job: last if stage.CHANGED_POLICY in prompt_text(job)
                              else '{"answer": "red", "confidence": 0.9}', model="target-m")
-    with_targets = stage.attach_targets(frozen, target, p["cross_temperature"], 30)
+    with_targets = stage.attach_targets(frozen, target, p.cross_temperature, 30)
     (cross,) = with_targets.suites.cross_targets
     assert cross.description == ("another system (target-m, sampling at temperature 0.7), "
                                  "asked the task directly")
     assert with_targets.suites.changed["other"].description == cross.description
-    predictor = make_variant("bare", stage.make_backend("scripted", frozen))
+    predictor = make_variant("bare", stage.make_backend(parse_model("scripted"), frozen))
     ledger = run_selfpred(predictor, [cross], with_targets.suites.selfpred,
                           with_targets.suites.changed)
     df = score_selfpred(ledger).ledger
@@ -90,40 +122,39 @@ def test_a_real_cross_target_is_the_model_sampled_and_its_change_a_system_messag
                j.request.messages[0].role) for j in target.jobs}
     assert params == {(0.7, 30, "user"), (0.7, 30, "system")}
     # the stage reuses the predictor's backend when the target is its own model
-    same = stage.stage_params({"model": {"backend": "fake", "reply": "x"}, "alt_model": None,
-                               "cross_model": {"backend": "fake", "reply": "x"},
-                               "cross_temperature": 1})
-    model = stage.make_backend(same["model"], frozen)
+    same = settings({"model": {"backend": "fake", "reply": "x"}, "alt_model": None,
+                   "cross_model": {"backend": "fake", "reply": "x"}, "cross_temperature": 1})
+    model = stage.make_backend(same.model, frozen)
     assert stage.cross_backend(same, frozen, model) is model
     assert stage.cross_backend(p, frozen, model) is not model
-    assert stage.cross_backend(stage.stage_params(SMALL), frozen, model) is None
+    assert stage.cross_backend(settings(SMALL), frozen, model) is None
 
 
 def test_backends() -> None:
-    p = stage.stage_params(SMALL)
+    p = settings(SMALL)
     frozen = stage.freeze(p)
     assert stage.make_backend(None, frozen) is None
-    assert stage.make_backend("scripted", frozen).identity == "fake:scripted"
-    assert stage.make_backend("scripted-alt", frozen).identity == "fake:scripted-alt"
-    fake = stage.make_backend({"backend": "fake", "reply": "x"}, frozen)
+    assert stage.make_backend(p.model, frozen).identity == "fake:scripted"
+    assert stage.make_backend(p.alt_model, frozen).identity == "fake:scripted-alt"
+    fake = stage.make_backend(parse_model({"backend": "fake", "reply": "x"}), frozen)
     assert fake.identity == "fake:scripted"
-    with pytest.raises(ValueError, match="unknown model"):
-        stage.make_backend("gpt-telepathy", frozen)
+    with pytest.raises(ValueError, match="unknown backend"):
+        parse_model("gpt-telepathy")
 
 
 def test_stage_end_to_end_on_the_scripted_model() -> None:
-    p = stage.stage_params(SMALL)
+    p = settings(SMALL)
     frozen = stage.attach_targets(stage.freeze(p))
-    backend = stage.make_backend("scripted", frozen)
+    backend = stage.make_backend(p.model, frozen)
     variants = stage.variants_for(p)
     runs = stage.run_variants(backend, frozen.suites, variants)
     seed_runs = stage.run_variants(backend, frozen.replication, variants)
-    alt = stage.make_backend("scripted-alt", frozen)
+    alt = stage.make_backend(p.alt_model, frozen)
     model_runs = stage.run_variants(alt, frozen.core(), variants)
     a = stage.check_gate_a(frozen, list(runs.values()))
     decisions = [stage.decide(n, runs, stage.replications_for(n, seed_runs, model_runs, "s",
                                                               "m"), a, stage.gate_config(p))
-                 for n in p["interventions"]]
+                 for n in p.interventions]
     assert [d.intervention for d in decisions] == ["perspective", "store"]
     assert all(len(d.outcomes) == 5 for d in decisions)
     summary = stage.summary_json([], decisions)

@@ -223,7 +223,7 @@ def test_a_folder_without_an_adapter_is_refused(tmp_path):
     pytest.importorskip("vllm")
     with pytest.raises(FileNotFoundError, match="not a LoRA adapter folder"):
         build_backend({"backend": "vllm", "adapter": str(tmp_path)})
-    with pytest.raises(ValueError, match="unknown llm settings"):
+    with pytest.raises(ValueError, match="unknown key 'llm.adapter'"):
         build_backend({"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
                        "adapter": str(tmp_path)})
 

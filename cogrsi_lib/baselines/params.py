@@ -1,0 +1,45 @@
+"""The ``reader_eval`` stage's parameters (its schema; :mod:`cogrsi_lib.stage_params`): the
+grounded reader and the baselines, named as the registry knows them
+(:mod:`cogrsi_lib.baselines.registry`)."""
+
+from __future__ import annotations
+
+from pydantic import field_validator
+
+from cogrsi_lib.baselines.registry import check_systems
+from cogrsi_lib.llm.spec import RealModel
+from cogrsi_lib.pairs.params import EvalPairs
+from cogrsi_lib.reader.params import StageReader
+from cogrsi_lib.reader.reader import ReaderConfig
+from cogrsi_lib.stage_params import StageParams
+
+
+class ReaderEvalParams(StageParams):
+    """``reader_eval``: the grounded reader and baselines on eval pairs and benchmark heads."""
+
+    model: RealModel = {"backend": "fake", "reply": {"reasoning": "scripted", "answer": "A"}}
+    systems: list[str] = ["zero_shot", "sc6", "perceptom", "cogrsi"]
+    principle: str = "expert"
+    reader_config: StageReader = ReaderConfig(sample_max_tokens=96, perception_max_tokens=160)
+    structured: bool = True
+    reference: str = "sc6"  # the system every other one is compared with (paired bootstrap)
+    pairs: EvalPairs = EvalPairs()
+    n_pairs: int = 3
+    benchmarks: list[str] = ["tombench", "tomi"]
+    n_per_benchmark: int = 2
+    batch_size: int = 64
+    # also ask the benchmark items zero-shot under each benchmark's official protocol (its
+    # released prompt and rule; answer form enforced when ``structured``)
+    official: bool = True
+    official_max_tokens: int = 48
+
+    def reader(self) -> ReaderConfig:
+        """The reader's settings with the stage's ``structured``."""
+        return self.reader_config.model_copy(update={"structured": self.structured})
+
+    @field_validator("systems", "reference")
+    @classmethod
+    def _registered(cls, names: list[str] | str) -> list[str] | str:
+        """Only registered reader systems, refused when the parameters load."""
+        check_systems([names] if isinstance(names, str) else names)
+        return names
