@@ -15,12 +15,11 @@ from cogrsi_lib.records_schema import STAGES
 def _reader_eval() -> pl.DataFrame:
     from cogrsi_lib import stage_params
     from cogrsi_lib.baselines import make_system
-    from cogrsi_lib.llm.config import build_backend
     from cogrsi_lib.pairs import generate_split, to_frame
     from cogrsi_lib.reader import ReaderConfig
     from cogrsi_lib.reader import evaluate as ev
 
-    backend = build_backend(stage_params.load("reader_eval", {}).llm)  # the CI default: fake
+    backend = stage_params.load("reader_eval", {}).model.build()  # the CI default: fake
     config = ReaderConfig(sample_max_tokens=32, perception_max_tokens=64)
     systems = [make_system(n, backend, config, "none") for n in ("zero_shot", "sc6", "cogrsi")]
     pairs = ev.select_pairs(to_frame(generate_split("eval", 23, 16, 12)), 2)
@@ -31,9 +30,8 @@ def _harness() -> pl.DataFrame:
     from cogrsi_lib import stage_params
     from cogrsi_lib.harness import stage as hs
     from cogrsi_lib.harness.runtime import HarnessConfig, HarnessSystem
-    from cogrsi_lib.llm.config import build_backend
 
-    backend = build_backend(stage_params.load("harness", {}).llm)
+    backend = stage_params.load("harness", {}).model.build()
     items, _ = hs.evaluation_items([], 0, 3, 41)
     systems = [HarnessSystem(backend, HarnessConfig(), name="harness:base"),
                HarnessSystem(backend, HarnessConfig(modules=("skills",)), name="harness:skills")]
@@ -48,23 +46,25 @@ def _pddl_mind() -> pl.DataFrame:
 
 
 def _scorecard() -> pl.DataFrame:
+    from cogrsi_lib import stage_params
     from cogrsi_lib.scorecard import stage
     from cogrsi_lib.scorecard.runs import stage_records
 
-    p = stage.stage_params({"n_per_cell": 2, "n_per_game": 1, "selfpred_test": 2,
+    p = stage_params.load("scorecard", {"n_per_cell": 2, "n_per_game": 1, "selfpred_test": 2,
                             "observation_counts": [0, 5], "bootstrap_resamples": 50})
     frozen = stage.freeze(p)
-    backend = stage.make_backend(p["model"], frozen)
+    backend = stage.make_backend(p.model, frozen)
     frozen = stage.targets_for(p, frozen, backend)
     return stage_records(stage.run_variants(backend, frozen.suites, stage.variants_for(p)))
 
 
 def _loops() -> pl.DataFrame:
-    from cogrsi_lib.loops.stage import StageConfig, run_stage, stage_data, write_logs
+    from cogrsi_lib import stage_params
+    from cogrsi_lib.loops.stage import run_stage, stage_data, write_logs
 
-    cfg = StageConfig.from_params({
+    cfg = stage_params.load("loops", {
         "seeds": [0, 1], "rounds": 1, "discovery_size": 8, "trial_size": 8, "final_size": 8,
-        "heldout_size": 4, "dev_stories": 30, "backend": "scripted", "arms": ["gated_library"],
+        "heldout_size": 4, "dev_stories": 30, "model": "scripted", "arms": ["gated_library"],
         "log_items": True,
         "pairs": {"gate_seed": 11, "eval_seed": 23, "n_gate_narrative": 4,
                   "n_gate_dialogue": 2, "n_eval_narrative": 2, "n_eval_dialogue": 2}})
@@ -84,8 +84,8 @@ def _audit() -> pl.DataFrame:
     )
 
     translators = build_translators([
-        {"name": "A", "llm": {"backend": "scripted"}, "prompt": "literal", "seed": 0},
-        {"name": "B", "llm": {"backend": "scripted"}, "prompt": "plain", "seed": 1}])
+        {"name": "A", "model": "scripted", "prompt": "literal", "seed": 0},
+        {"name": "B", "model": "scripted", "prompt": "plain", "seed": 1}])
     rules = load_rules("handwritten").head(2)
     audits = Auditor(sample_audit_worlds(20, 7), translators).audit_many(
         list(zip(rules["rule_id"], rules["text"], strict=True)))

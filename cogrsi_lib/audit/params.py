@@ -5,9 +5,8 @@ from __future__ import annotations
 from pydantic import NonNegativeInt, PositiveInt
 
 from cogrsi_lib.audit.sandbox import SandboxLimits
-from cogrsi_lib.audit.settings import AuditSettings
+from cogrsi_lib.audit.settings import STUDY_ARMS, AuditSettings, StudyConfig
 from cogrsi_lib.llm.spec import RealModel
-from cogrsi_lib.loops.params import STUDY_ARMS, StudyConfig
 from cogrsi_lib.pairs.params import PairSplits
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig

@@ -7,12 +7,13 @@ turned into an :class:`~cogrsi_lib.audit.audit.AuditConfig` by :meth:`AuditSetti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, PositiveInt
+from pydantic import AfterValidator, Field, NonNegativeInt, PositiveInt
 
 from cogrsi_lib.audit.sandbox import SandboxLimits
 from cogrsi_lib.llm.spec import StageModel
+from cogrsi_lib.pairs.params import PairSplits
 from cogrsi_lib.settings import Settings
 
 if TYPE_CHECKING:
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 Prompt = Literal["literal", "plain"]
 #: an audit verdict (cogrsi_lib/audit/verdict.py: VERDICTS)
 VerdictName = Literal["invalid", "valid", "vacuous", "ambiguous"]
+#: the arms of the registration study (cogrsi_lib/loops/registration_study.py)
+STUDY_ARMS = ("accuracy_library", "gated_library", "audit_library")
+#: development situations (cogrsi_lib/oracle/situations.py: SITUATIONS)
+Situations = Literal["exploretom", "oracle"]
 #: the roles' defaults, by position: name, prompt and seed
 ROLES = (("A", "literal", 0), ("B", "plain", 1))
 
@@ -97,3 +102,42 @@ class AuditGateSettings(AuditSettings):
 
     translators: Translators
     reject: tuple[VerdictName, ...] = ("invalid",)
+
+
+class StudyConfig(Settings):
+    """The symbolic audit-in-registration comparison (``params.yaml: audit.registration``;
+    ``loops.shadow_study``); defaults are the paper's loop sizes (App. C.2: 8 rounds, cohorts
+    of 80, final cohort of 300)."""
+
+    arms: tuple[Literal[STUDY_ARMS], ...] = STUDY_ARMS  # type: ignore[valid-type]
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
+    rounds: PositiveInt = 8
+    discovery_size: PositiveInt = 80
+    trial_size: PositiveInt = 80
+    n_trials: PositiveInt = 3
+    final_size: PositiveInt = 300
+    max_candidates: PositiveInt = 4
+    failures_per_group: PositiveInt = 4
+    delta: float = 3.0
+    min_nonneg: NonNegativeInt = 2
+    gate_tolerance: NonNegativeInt = 2
+    dev_stories: PositiveInt = 600
+    dev_seed: int = 101
+    dev_max_depth: PositiveInt = 2
+    pairs: PairSplits = PairSplits()
+    default: Literal["reality", "initial", "none"] = "reality"  # the reader's fallback answer
+    reading: Literal["A", "B"] = "A"  # which translation the reader executes
+    bad_reply_share: float = 0.25
+    reject: tuple[VerdictName, ...] = ("invalid",)
+    batch_size: PositiveInt = 256
+    #: development situations: exploretom, as the paper's loops, or oracle (sleep, whispers,
+    #: lies and peeks as well)
+    dev_situations: Situations = "exploretom"
+    #: run the counterfactual gate on every candidate of every arm and log it (shadow
+    #: registration, cogrsi_lib/loops/shadow.py)
+    shadow: bool = True
+
+    @classmethod
+    def from_params(cls, params: Any) -> StudyConfig:
+        """From a mapping of settings (None: the defaults); unknown keys are an error."""
+        return cls.model_validate(dict(params or {}))

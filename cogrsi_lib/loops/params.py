@@ -1,6 +1,5 @@
-"""The ``loops`` stage's parameters (its schema; :mod:`cogrsi_lib.stage_params`), and the
-settings of the symbolic registration study (:class:`StudyConfig`, also the ``audit`` stage's
-``registration``).
+"""The ``loops`` stage's parameters (its schema; :mod:`cogrsi_lib.stage_params`); its
+``shadow_study`` is the registration study's :class:`~cogrsi_lib.audit.settings.StudyConfig`.
 
 The stage's model is ``model`` (a :data:`~cogrsi_lib.llm.spec.ModelSpec`): ``scripted`` (the
 CI default: :mod:`cogrsi_lib.loops.scripted`'s world, no model), ``embedded`` (the CPU model,
@@ -14,12 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import (
     Discriminator,
     NonNegativeInt,
-    PositiveInt,
     Tag,
     model_validator,
 )
 
-from cogrsi_lib.audit.settings import AuditGateSettings, VerdictName
+from cogrsi_lib.audit.settings import AuditGateSettings, Situations, StudyConfig
 from cogrsi_lib.llm.spec import StageModel
 from cogrsi_lib.loops.arms import ArmConfig, arm_from_spec, builtin_arms
 from cogrsi_lib.oracle.params import WorldSample
@@ -35,10 +33,6 @@ if TYPE_CHECKING:
 GEPA = "gepa"
 #: the built-in arms (cogrsi_lib/loops/arms.py)
 BUILTIN_ARMS = tuple(builtin_arms())
-#: the arms of the registration study
-STUDY_ARMS = ("accuracy_library", "gated_library", "audit_library")
-#: development situations (cogrsi_lib/oracle/situations.py: SITUATIONS)
-Situations = Literal["exploretom", "oracle"]
 
 
 class ArmSpec(Settings):
@@ -63,53 +57,6 @@ Arm = Annotated[
     Union[Annotated[ArmName, Tag("name")], Annotated[ArmSpec, Tag("spec")]],  # noqa: UP007
     Discriminator(lambda v: "name" if isinstance(v, str) else "spec"),
 ]
-
-
-class StudyConfig(Settings):
-    """The symbolic audit-in-registration comparison (``params.yaml: audit.registration``;
-    ``loops.shadow_study``); defaults are the paper's loop sizes (App. C.2: 8 rounds, cohorts
-    of 80, final cohort of 300)."""
-
-    arms: tuple[Literal[STUDY_ARMS], ...] = STUDY_ARMS  # type: ignore[valid-type]
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
-    rounds: PositiveInt = 8
-    discovery_size: PositiveInt = 80
-    trial_size: PositiveInt = 80
-    n_trials: PositiveInt = 3
-    final_size: PositiveInt = 300
-    max_candidates: PositiveInt = 4
-    failures_per_group: PositiveInt = 4
-    delta: float = 3.0
-    min_nonneg: NonNegativeInt = 2
-    gate_tolerance: NonNegativeInt = 2
-    dev_stories: PositiveInt = 600
-    dev_seed: int = 101
-    dev_max_depth: PositiveInt = 2
-    pairs: PairSplits = PairSplits()
-    default: Literal["reality", "initial", "none"] = "reality"  # the reader's fallback answer
-    reading: Literal["A", "B"] = "A"  # which translation the reader executes
-    bad_reply_share: float = 0.25
-    reject: tuple[VerdictName, ...] = ("invalid",)
-    batch_size: PositiveInt = 256
-    #: development situations: exploretom, as the paper's loops, or oracle (sleep, whispers,
-    #: lies and peeks as well)
-    dev_situations: Situations = "exploretom"
-    #: run the counterfactual gate on every candidate of every arm and log it (shadow
-    #: registration, cogrsi_lib/loops/shadow.py)
-    shadow: bool = True
-
-    @classmethod
-    def from_params(cls, params: Any) -> StudyConfig:
-        """From a mapping of settings (None: the defaults); unknown keys are an error."""
-        return cls.model_validate(dict(params or {}))
-
-    def settings(self) -> LoopSettings:
-        from cogrsi_lib.loops.engine import LoopSettings
-
-        return LoopSettings(rounds=self.rounds, discovery_size=self.discovery_size,
-                            trial_size=self.trial_size, n_trials=self.n_trials,
-                            max_candidates=self.max_candidates,
-                            failures_per_group=self.failures_per_group)
 
 
 class LoopsParams(StageParams):

@@ -32,16 +32,16 @@ import polars as pl
 
 from cogrsi_lib.audit.audit import AuditConfig, Auditor, RuleAudit
 from cogrsi_lib.audit.gate import AuditGate
+from cogrsi_lib.audit.settings import STUDY_ARMS, StudyConfig
 from cogrsi_lib.audit.snapshot import AuditSample
 from cogrsi_lib.loops.arms import builtin_arms
 from cogrsi_lib.loops.builder import Builder, arm_seed
 from cogrsi_lib.loops.cohorts import schedule
 from cogrsi_lib.loops.devdata import oracle_dev_items
-from cogrsi_lib.loops.engine import Loop
+from cogrsi_lib.loops.engine import Loop, LoopSettings
 from cogrsi_lib.loops.evaluate import pair_scores
 from cogrsi_lib.loops.gates import AuditRegistrationGate, CounterfactualGate, Gate
 from cogrsi_lib.loops.library import artifact_from_json
-from cogrsi_lib.loops.params import STUDY_ARMS, StudyConfig
 from cogrsi_lib.loops.scripted import ScriptedWorld
 from cogrsi_lib.loops.slot import Scorer
 from cogrsi_lib.loops.symbolic import BANK_RULES, SymbolicReader, bank_translators
@@ -105,7 +105,10 @@ def run_study(cfg: StudyConfig, sample: AuditSample, audit_config: AuditConfig |
     audit_gate = AuditRegistrationGate(AuditGate(auditor, cfg.reject))
     known = builtin_arms(cfg.delta, cfg.min_nonneg)
     arms = [known[a] for a in cfg.arms]
-    settings = cfg.settings()
+    settings = LoopSettings(rounds=cfg.rounds, discovery_size=cfg.discovery_size,
+                            trial_size=cfg.trial_size, n_trials=cfg.n_trials,
+                            max_candidates=cfg.max_candidates,
+                            failures_per_group=cfg.failures_per_group)
     parts: dict[str, list[pl.DataFrame]] = {"candidates": [], "rounds": [], "replies": [],
                                             "scores": []}
     finals: list[dict[str, Any]] = []

@@ -13,7 +13,6 @@ from cogrsi_lib.baselines import SYSTEMS, check_systems, is_system, make_system,
 from cogrsi_lib.baselines.systems import SimToM, SinglePrompt
 from cogrsi_lib.llm import ScriptedBackend
 from cogrsi_lib.pairs import generate_split, to_frame
-from cogrsi_lib.reader import ReaderConfig
 from cogrsi_lib.reader import evaluate as ev
 from cogrsi_lib.scorecard.variants import make_variant
 
@@ -134,7 +133,7 @@ def test_a_new_module_in_the_package_is_a_system_end_to_end(toy_module) -> None:
     assert toy_module in sys.modules and "toy" in registry.known()
     assert "toy" in baselines.standard_systems()  # an exact name is standard unless told
     backend = ScriptedBackend(Script(other="Answer: A"))
-    config = ReaderConfig(**p.reader_config, structured=p.structured)
+    config = p.reader()
     chosen = [make_system(n, backend, config, p.principle) for n in p.systems]
     records = ev.select_pairs(to_frame(generate_split("eval", 23, 8, 4)), 2)
     result = ev.evaluate(chosen, records)
