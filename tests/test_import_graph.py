@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from cogrsi_lib.dvc_graph import imported_from
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "cogrsi_lib"
 
@@ -30,16 +32,11 @@ class Edge(NamedTuple):
 
 def _named(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[str, int]]:
     """Every module (or module attribute) an import in ``tree`` names, with its line."""
-    package = module if is_package else module.rpartition(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from ((a.name, node.lineno) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[: len(parts) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
+            base = imported_from(node, module, is_package)
             if base == _root(module):  # ``from cogrsi_lib import X`` imports part X
                 yield from ((f"{base}.{a.name}", node.lineno) for a in node.names)
             else:
