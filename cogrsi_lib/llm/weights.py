@@ -68,7 +68,7 @@ def converted_weights(
     base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=base))
     try:
-        _convert(src, tmp, dtype)
+        _convert(src, tmp, dtype, base)
         (tmp / SOURCE_FILE).write_text(json.dumps(
             {"gguf": src.name, "sha256": digest, "dtype": dtype, "converter": _versions()},
             indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -84,13 +84,21 @@ def converted_weights(
     return out
 
 
-def _convert(src: Path, out: Path, dtype: str) -> None:
+def _convert(src: Path, out: Path, dtype: str, root: Path) -> None:
+    """De-quantise ``src`` to float32; any other dtype is cast from the float32 folder, so
+    the GGUF is de-quantised once per file whatever dtypes are asked for."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder, name = str(src.parent), src.name
-    tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    if dtype != "float32":
+        f32 = converted_weights(src, root=root, dtype="float32")
+        tok = AutoTokenizer.from_pretrained(f32)
+        loaded = AutoModelForCausalLM.from_pretrained(f32, dtype=torch.float32)
+    else:
+        folder, name = str(src.parent), src.name
+        tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name,
+                                                      dtype=torch.float32)
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
