@@ -53,10 +53,12 @@ def stage(
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err
     except PapermillExecutionError as err:
-        where = out_dir or Path("reports") / name
+        from cogrsi_lib.pipeline import FAILED_DIR, find_repo_root
+
+        where = (find_repo_root() or Path.cwd()) / FAILED_DIR / name
         typer.secho(
             f"stage '{name}' failed in cell {err.exec_count}: {err.ename}: {err.evalue}"
-            f" (executed notebook: {where / f'{name}.ipynb'})",
+            f" (nothing published; executed notebook: {where / f'{name}.ipynb'})",
             fg=typer.colors.RED,
             err=True,
         )

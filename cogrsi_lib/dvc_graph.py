@@ -6,8 +6,9 @@ lazy and function-level imports included), its parameter schema's module (which
 :func:`cogrsi_lib.stage_params.load` imports by name, out of the imports' sight; its own
 imports followed as well) and on ``data/`` when one of those parts reads the
 benchmark samples, and on any LoRA adapter its ``params.yaml`` section names (an ``adapter:``
-key, e.g. ``reports/train/adapter`` from the ``train`` stage). Every stage's ``summary.json``
-is a DVC metric and every chart the notebook shows (``show_chart(..., out / NAME)``) a DVC
+key, e.g. ``reports/train/adapter`` from the ``train`` stage). Every stage's ``metrics.json``
+(the headline numbers of its ``summary.json``, :mod:`cogrsi_lib.metrics`) is a DVC metric and
+every chart the notebook shows (``show_chart(..., out / NAME)``) a DVC
 plot. ``cogrsi dvc-yaml`` writes the file and
 ``cogrsi dvc-yaml --check`` (run by the tests) fails when the committed one differs.
 """
@@ -167,7 +168,7 @@ def dvc_yaml(root: str | Path = ".") -> str:
                      "params": [name], "outs": [f"reports/{name}"]} for name in SCHEMAS}
     doc = {
         "stages": stages,
-        "metrics": [f"reports/{name}/summary.json" for name in SCHEMAS],
+        "metrics": [f"reports/{name}/metrics.json" for name in SCHEMAS],
         "plots": [p for name in SCHEMAS for p in stage_plots(name, root)],
     }
     return HEADER + yaml.safe_dump(doc, sort_keys=False, width=100)

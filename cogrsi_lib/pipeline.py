@@ -11,7 +11,11 @@ Stage notebook convention (every notebook under `notebooks/` follows it):
    run in JupyterLab) that is a fresh temporary directory, so tests never touch `reports/`.
 3. `cogrsi stage <stage>` (what `dvc repro` runs) checks `params.yaml[<stage>]` against the
    schema before any work, injects it as `params` with `out_dir = "reports/<stage>"`, and
-   saves the executed notebook as `reports/<stage>/<stage>.ipynb`.
+   saves the executed notebook as `reports/<stage>/<stage>.ipynb`, and the headline numbers of
+   its `summary.json` as `metrics.json` (`cogrsi_lib/metrics.py`). A run publishes only when
+   it finishes: the previous outputs are set aside while it runs and put back if it fails,
+   and the failed run (its executed notebook with the traceback, and whatever it wrote) is
+   kept in `.cache/failed/<stage>/`.
 4. The kernel starts in the notebook's own directory (as in JupyterLab and nbval); read inputs
    through `repo_path("data", ...)` instead of paths relative to the working directory.
 5. Notebooks only call the library; no logic of their own.
@@ -37,6 +41,7 @@ import papermill
 import yaml
 
 from cogrsi_lib import progress, stage_params
+from cogrsi_lib.metrics import write_metrics
 
 __all__ = [
     "StageError",
@@ -53,6 +58,8 @@ REPORTS_DIR = "reports"
 KERNEL_NAME = "python3"
 #: progress logs of stage runs, under the repository root (untracked)
 LOG_DIR = ".cache/logs"
+#: the outputs of the last failed run of each stage, under the repository root (untracked)
+FAILED_DIR = ".cache/failed"
 #: the longest silence of a running stage on standard error
 HEARTBEAT_S = 30.0
 
@@ -139,8 +146,9 @@ def run_stage(
     repository root above the working directory). The executed notebook is written to
     `<out_dir>/<name>.ipynb`, `out_dir` defaulting to `reports/<name>`. Timing metadata is
     stripped so that reruns give the same file. Raises `StageError` for an unknown stage or
-    bad parameters, and papermill's `PapermillExecutionError` when a cell fails (the executed
-    notebook, with the traceback, is still written).
+    bad parameters, and papermill's `PapermillExecutionError` when a cell fails: `out_dir`
+    then holds the previous run's outputs again, and the failed run is in
+    `.cache/failed/<name>/` (the executed notebook with the traceback included).
     """
     root = Path(repo_root).resolve() if repo_root else (find_repo_root() or Path.cwd())
     if not _STAGE_NAME.match(name):
@@ -158,27 +166,56 @@ def run_stage(
     except stage_params.StageParamsError as err:
         raise StageError(f"{err} (in {params_path})") from None
     out = _under(root, out_dir if out_dir is not None else Path(REPORTS_DIR) / name).resolve()
-    out.mkdir(parents=True, exist_ok=True)
     executed = out / f"{name}.ipynb"
     params = {"params": section, "out_dir": _out_dir_param(out, root, notebook.parent)}
 
     log_path = root / LOG_DIR / f"{name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("", encoding="utf-8")
-    try:
-        with _echo(log_path, name), _environ({**progress.QUIET, progress.ENV: str(log_path)}):
-            papermill.execute_notebook(
-                str(notebook),
-                str(executed),
-                parameters=params,
-                kernel_name=kernel_name,
-                cwd=str(notebook.parent),
-                progress_bar=False,
-            )
-    finally:
-        if executed.is_file():
-            _scrub(executed, root)
+    with _published_on_success(out, root / FAILED_DIR / name):
+        try:
+            with _echo(log_path, name), _environ({**progress.QUIET,
+                                                  progress.ENV: str(log_path)}):
+                papermill.execute_notebook(
+                    str(notebook),
+                    str(executed),
+                    parameters=params,
+                    kernel_name=kernel_name,
+                    cwd=str(notebook.parent),
+                    progress_bar=False,
+                )
+        finally:
+            if executed.is_file():
+                _scrub(executed, root)
+        write_metrics(out)
     return executed
+
+
+@contextmanager
+def _published_on_success(out: Path, failed: Path) -> Iterator[None]:
+    """Run the body with ``out`` empty and the previous outputs set aside; on an error the
+    body's outputs move to ``failed`` and the previous ones come back, so ``out`` never holds
+    a run that did not finish."""
+    import shutil
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    previous = out.with_name(f".{out.name}.previous")
+    if previous.exists() and not out.exists():  # an earlier run was killed: restore
+        previous.rename(out)
+    shutil.rmtree(previous, ignore_errors=True)
+    if out.exists():
+        out.rename(previous)
+    out.mkdir()
+    try:
+        yield
+    except BaseException:
+        shutil.rmtree(failed, ignore_errors=True)
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(out), str(failed))
+        if previous.exists():
+            previous.rename(out)
+        raise
+    shutil.rmtree(previous, ignore_errors=True)
 
 
 @contextmanager
@@ -222,12 +259,14 @@ def _echo(path: Path, name: str, every: float = 1.0) -> Iterator[None]:
 
     thread = threading.Thread(target=follow, name=f"echo-{name}", daemon=True)
     thread.start()
+    outcome = "failed after"
     try:
         yield
+        outcome = "finished in"
     finally:
         stop.set()
         thread.join()
-        print(f"[{name}] finished in {time.monotonic() - start:.0f} s", file=sys.stderr,
+        print(f"[{name}] {outcome} {time.monotonic() - start:.0f} s", file=sys.stderr,
               flush=True)
 
 

@@ -143,9 +143,12 @@ REPLIES_TITLE = ("Replies by prompt family: calls, how many the backend constrai
                  "with thinking text, replies without server-reported usage")
 
 
-def write_replies(tally: Any, stem: str | Path) -> pl.DataFrame:
+def write_replies(tally: Any, stem: str | Path, max_failed_share: float = 0.05) -> pl.DataFrame:
     """The stage's per-family reply table (a :class:`~cogrsi_lib.llm.tally.ReplyTally`) as
-    ``stem.csv``/``stem.md``; returns it."""
+    ``stem.csv``/``stem.md``; returns it. Then fails the stage (raises) when every request
+    failed or more than ``max_failed_share`` of them did: the table is kept with the failed
+    run for inspection (:func:`cogrsi_lib.pipeline.run_stage`), never published."""
     df = tally.frame()
     write_table(df, stem, title=REPLIES_TITLE)
+    tally.check_failures(max_failed_share)
     return df

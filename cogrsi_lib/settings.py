@@ -11,18 +11,64 @@ naming the full path of the offending key (``audit.translators.0.model.engine.dt
 
 from __future__ import annotations
 
+import re
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 __all__ = ["Settings", "describe_errors", "error_path"]
 
 
+#: a float setting with one of these names is a share: from 0 to 1
+SHARE_NAME = re.compile(r"(^|_)(share|rate|fraction|prob|probability)$|^p_")
+
+
+def _kinds(annotation: Any) -> set[Any]:
+    """The plain types an annotation admits (``int | None`` -> {int, NoneType})."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _kinds(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return set().union(*(_kinds(a) for a in typing.get_args(annotation)))
+    return {annotation}
+
+
 class Settings(BaseModel):
-    """Unknown keys refused; read-only; a nested mapping overrides the field's default."""
+    """Unknown keys refused; read-only; a nested mapping overrides the field's default.
+
+    Every integer setting is a count, size, cap or seed: it must be a whole number (not a
+    boolean) and not negative. A boolean setting takes only ``true`` or ``false``. A float
+    setting named as a share (:data:`SHARE_NAME`) lies in [0, 1]."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _plain_values(cls, value: Any, handler: ValidatorFunctionWrapHandler,
+                      info: ValidationInfo) -> Any:
+        kinds = _kinds(cls.model_fields[info.field_name].annotation)
+        if bool in kinds and not isinstance(value, bool) and value is not None and (
+                kinds <= {bool, type(None)}):
+            raise ValueError("must be true or false")
+        if int in kinds and bool not in kinds and isinstance(value, bool):
+            raise ValueError("must be a whole number, not true or false")
+        out = handler(value)
+        if int in kinds and bool not in kinds and type(out) is int and out < 0:
+            raise ValueError("must not be negative")
+        if (float in kinds and isinstance(out, float) and SHARE_NAME.search(info.field_name)
+                and not 0.0 <= out <= 1.0):
+            raise ValueError("is a share: it must lie between 0 and 1")
+        return out
 
     @model_validator(mode="before")
     @classmethod

@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from cogrsi_lib.settings import Settings, describe_errors
 
@@ -34,7 +34,12 @@ class StageParamsError(ValueError):
 
 
 class StageParams(Settings):
-    """Common base of the stage schemas: unknown keys refused; read-only once loaded."""
+    """Common base of the stage schemas: unknown keys refused; read-only once loaded.
+
+    ``max_failed_share``: a model stage fails, publishing nothing, when more of its requests
+    than this share failed (a dead or refusing server), or every one of them."""
+
+    max_failed_share: float = Field(0.05, ge=0.0, le=1.0)
 
 
 #: each stage's schema, as ``module:Class`` (imported on first use), in pipeline order

@@ -225,7 +225,7 @@ study.bank.select('rule_id', 'verdict', 'dev_accuracy_alone', 'dev_accuracy_defa
 # Every model call of the stage by prompt family: calls, parse rate against the family's declared format, share that hit the token cap and mean reply tokens.
 
 # %%
-write_replies(tally, out / 'replies_by_family')
+write_replies(tally, out / 'replies_by_family', p.max_failed_share)
 
 # %%
 run_summary = audit.summary(auditor, results, reader_backend=reader_backend,

@@ -179,7 +179,7 @@ state
 # Every model call of the stage by prompt family: calls, parse rate against the family's declared format, share that hit the token cap and mean reply tokens.
 
 # %%
-replies = write_replies(tally, out / 'replies_by_family')
+replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
 write_json({'backend': p.model.backend, 'model': backend.model,
             'embedder': embedder.name, 'ablations': p.ablations,
             'skipped_benchmarks': skipped, 'structured': p.structured,

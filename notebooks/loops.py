@@ -227,4 +227,4 @@ rules.height
 # Every model call of the stage by prompt family: calls, parse rate against the family's declared format, share that hit the token cap and mean reply tokens.
 
 # %%
-write_replies(tally, out / 'replies_by_family')
+write_replies(tally, out / 'replies_by_family', p.max_failed_share)

@@ -191,7 +191,7 @@ chance
 # tokens.
 
 # %%
-replies = write_replies(tally, out / 'replies_by_family')
+replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
 write_json({'model': backend.identity, 'examples': len(examples), 'records': records.height,
             'variants': list(p.variants), 'structured': p.structured,
             'chance': chance.to_dicts(), 'replies': tally.to_dict()}, out / 'summary.json')

@@ -170,7 +170,7 @@ show_chart(result.cost_accuracy_chart(), out / 'cost_accuracy')
 # Every model call of the stage by prompt family: calls, parse rate against the family's declared format, share that hit the token cap and mean reply tokens.
 
 # %%
-replies = write_replies(tally, out / 'replies_by_family')
+replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
 write_json({'backend': p.model.backend, 'model': backend.model, 'systems': p.systems,
             'questions': result.items.height // max(1, len(p.systems)),
             'skipped_benchmarks': skipped, 'structured': p.structured,

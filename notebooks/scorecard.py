@@ -214,7 +214,7 @@ gate_checks.filter(gate_checks['gate'] != 'A').select(
 # Every model call of the stage by prompt family: calls, parse rate against the family's declared format, share that hit the token cap and mean reply tokens.
 
 # %%
-replies = write_replies(tally, out / 'replies_by_family')
+replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
 summary_json = stage.summary_json(profiles, decisions) | {
     'model': backend.identity, 'structured': p.structured,
     'chance': chance.to_dicts(), 'replies': tally.to_dict()}

@@ -112,7 +112,7 @@ write_table(verdict, out / 'transfer', title='Where training helps (interval exc
 verdict
 
 # %%
-replies = write_replies(tally, out / 'replies_by_family')
+replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
 write_json({'model': base.model, 'trained_model': trained.model, 'adapter': 'adapter',
             'fingerprint': result.fingerprint, 'examples': examples.height,
             'missing_benchmarks': missing, 'comparison': table.to_dicts(),

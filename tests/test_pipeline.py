@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -128,11 +129,34 @@ def test_run_stage_explicit_out_dir_and_params_file(tmp_path: Path) -> None:
     assert not (root / "reports").exists()
 
 
-def test_run_stage_failure_keeps_executed_notebook(tmp_path: Path) -> None:
+def test_a_failed_run_publishes_nothing_and_keeps_its_notebook(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", body='raise ValueError("boom")')
     with pytest.raises(PapermillExecutionError, match="boom"):
         run_stage("demo", repo_root=root)
-    assert (root / "reports" / "demo" / "demo.ipynb").is_file()
+    assert not (root / "reports" / "demo").exists()
+    kept = root / ".cache" / "failed" / "demo" / "demo.ipynb"
+    assert "boom" in kept.read_text()
+
+
+def test_a_failed_run_leaves_the_previous_outputs_in_place(tmp_path: Path, capfd) -> None:
+    root = make_repo(tmp_path / "repo")
+    run_stage("demo", repo_root=root)
+    out = root / "reports" / "demo"
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    failing = make_repo(tmp_path / "other", body=(
+        "from cogrsi_lib.pipeline import resolve_out_dir\n"
+        "(resolve_out_dir(out_dir, 'demo') / 'half.txt').write_text('x')\n"
+        "raise ValueError('boom')"))
+    (root / "notebooks" / "demo.ipynb").write_bytes(
+        (failing / "notebooks" / "demo.ipynb").read_bytes())
+    capfd.readouterr()
+    with pytest.raises(PapermillExecutionError, match="boom"):
+        run_stage("demo", repo_root=root)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert (root / ".cache" / "failed" / "demo" / "half.txt").is_file()
+    assert not list(out.parent.glob(".demo.*"))
+    err = capfd.readouterr().err
+    assert "[demo] failed after" in err and "finished" not in err
 
 
 def test_unknown_stage(tmp_path: Path) -> None:
@@ -272,3 +296,39 @@ def test_every_notebook_loads_its_schema_and_nothing_else() -> None:
         source = (REPO / "notebooks" / f"{stage}.py").read_text()
         assert f"stage_params.load({stage!r}, params)" in source, stage
         assert "globals()" not in source, stage
+
+
+@pytest.mark.e2e
+def test_a_dead_model_server_stops_the_stage_naming_it(tmp_path: Path) -> None:
+    """``reader_eval`` against a closed port on 127.0.0.1: non-zero exit at its first request,
+    one line naming the endpoint, no report."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump(
+        {"reader_eval": {"model": {"backend": "openai", "model": "m", "base_url": url}}}))
+    out = tmp_path / "reader_eval"
+    done = subprocess.run([str(Path(sys.executable).parent / "cogrsi"), "stage", "reader_eval",
+                           "--params", str(params), "--out-dir", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert f"EndpointUnavailable: connection refused at {url}" in last
+    assert "nothing published" in last and "finished" not in done.stderr
+    assert not out.exists()
+
+
+def test_a_finished_stage_gets_its_headline_metrics(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", body=(
+        "import json\nfrom cogrsi_lib.pipeline import resolve_out_dir\n"
+        "out = resolve_out_dir(out_dir, 'demo')\n"
+        "(out / 'summary.json').write_text(json.dumps({'questions': 3, 'model': 'm', "
+        "'chance': [{'system': 'a', 'accuracy': 0.5, 'items': 3}]}))"))
+    run_stage("demo", repo_root=root)
+    metrics = json.loads((root / "reports" / "demo" / "metrics.json").read_text())
+    assert metrics == {"questions": 3, "systems": {"a": {"accuracy": 0.5, "n": 3}}}

@@ -136,3 +136,29 @@ def test_the_gpu_setting_keeps_the_papers_reader_caps() -> None:
     loops = load("loops", gpu["loops"])
     assert loops.audit is not None and [t.model for t in loops.audit.translators] == [
         t.model for t in load("audit", gpu["audit"]).translators]
+
+
+@pytest.mark.parametrize("stage,given,message", [
+    ("pairs", {"n_eval_narrative": True}, "'n_eval_narrative': must be a whole number, not true"),
+    ("pairs", {"n_eval_narrative": -5}, "'n_eval_narrative': Input should be greater than"),
+    ("loops", {"rounds": -1}, "'rounds': must not be negative"),
+    ("reader_eval", {"n_pairs": False}, "'n_pairs': must be a whole number, not true"),
+    ("train", {"sft": {"bf16": "yes"}}, "'sft.bf16': must be true or false"),
+    ("train", {"sft": {"bf16": 1}}, "'sft.bf16': must be true or false"),
+    ("loops", {"eval_pairs": "false"}, "'eval_pairs': must be true or false"),
+    ("train", {"false_belief_share": 1.5}, "'false_belief_share'"),
+    ("audit", {"max_failed_share": -0.1}, "'max_failed_share'"),
+    ("pairs", {"n_eval_narrative": 0, "n_eval_dialogue": 0}, "the eval split would be empty"),
+    ("pairs", {"n_gate_narrative": 0, "n_gate_dialogue": 0}, "the gate split would be empty"),
+])
+def test_values_that_make_no_sense_are_refused_by_key(stage, given, message) -> None:
+    with pytest.raises(StageParamsError) as err:
+        load(stage, given)
+    assert message in str(err.value)
+
+
+def test_sensible_values_pass_unchanged() -> None:
+    p = load("pairs", {"n_eval_narrative": 0, "n_eval_dialogue": 3, "n_gate_narrative": 1})
+    assert (p.n_eval_narrative, p.n_eval_dialogue, p.n_gate_narrative) == (0, 3, 1)
+    assert load("train", {"sft": {"bf16": True}, "threads": None}).sft.bf16 is True
+    assert load("audit", {"max_failed_share": 1}).max_failed_share == 1.0

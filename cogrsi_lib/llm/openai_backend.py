@@ -11,7 +11,11 @@ jitter, up to ``max_retries``.
 Per-request failures never cost the batch: a request refused by the server (400, 413, 422),
 or still failing after its retries, comes back as a failed completion with its reason
 (:meth:`~cogrsi_lib.llm.types.Completion.failed`). Only errors that say the whole setup is
-wrong (401, 403, 404: bad key, wrong model or URL) are raised. Where the server is vLLM, a
+wrong (401, 403, 404: bad key, wrong model or URL) are raised, and so is an endpoint that
+cannot be reached at all: before its first request each endpoint is asked for
+``/v1/models``, and a refused connection, an unknown host, a timeout, or a listing without
+the model raises :class:`EndpointUnavailable` naming the URL, so a dead server stops the run
+at once instead of failing every request. Where the server is vLLM, a
 prompt that may not fit is measured first with its ``/tokenize`` route and the model's
 ``max_model_len`` (from ``/v1/models``): a prompt with no room for a reply is not sent, and
 ``max_tokens`` is cut to the room left, as the offline engine does.
@@ -63,6 +67,10 @@ MAX_MEASURED = 4096
 DEFAULT_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
 
 
+class EndpointUnavailable(RuntimeError):
+    """An endpoint that cannot serve the run: unreachable, or not serving the model."""
+
+
 def is_retriable(exc: BaseException) -> bool:
     """Transient server or network errors; client errors (400, 401, 404, ...) are not."""
     status = getattr(exc, "status_code", None)
@@ -110,6 +118,36 @@ class Endpoint:
         self._limit: int | None = None
         self._sizes: dict[str, int | None] = {}  # prompt tokens by request body
         self._lock = threading.Lock()
+        self._checked = url is None or not type(client).__module__.startswith("openai")
+
+    def check(self, model: str, timeout_s: float = 10.0) -> None:
+        """Raise :class:`EndpointUnavailable` if the server cannot be reached or lists models
+        without ``model``; a server without a ``/models`` route passes. Asked once."""
+        with self._lock:
+            if self._checked:
+                return
+        url = f"{(self.url or '').rstrip('/')}/models"
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+                listing = json.loads(resp.read())
+        except urllib.error.HTTPError:
+            listing = None  # it answers; a server without the route is not refused here
+        except (urllib.error.URLError, OSError) as e:
+            why = getattr(e, "reason", e)
+            text = ("connection refused" if isinstance(why, ConnectionRefusedError)
+                    else "timed out" if isinstance(why, TimeoutError)
+                    else f"unreachable ({why})")
+            raise EndpointUnavailable(f"{text} at {self.url}") from None
+        except ValueError:
+            listing = None
+        served = ([m.get("id") for m in listing.get("data", []) if isinstance(m, dict)]
+                  if isinstance(listing, dict) and isinstance(listing.get("data"), list)
+                  else None)
+        if served is not None and model not in served:
+            raise EndpointUnavailable(f"model {model!r} is not served at {self.url} "
+                                      f"(it serves: {', '.join(map(str, served)) or 'none'})")
+        with self._lock:
+            self._checked = True
 
     @property
     def root(self) -> str:
@@ -356,6 +394,8 @@ class OpenAIBackend(Backend):
     def complete(self, jobs: Sequence[Job]) -> list[Completion]:
         if not jobs:
             return []
+        for ep in self.endpoints:
+            ep.check(self._model)
         width = min(len(jobs), sum(e.capacity for e in self.endpoints))
         with progress(desc=f"{self._model} replies", total=len(jobs), unit="reply") as bar:
 

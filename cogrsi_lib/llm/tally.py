@@ -72,6 +72,10 @@ class FamilyCounts:
         }
 
 
+class TooManyFailedRequests(RuntimeError):
+    """More of a stage's requests failed than its ``max_failed_share`` allows."""
+
+
 class ReplyTally:
     """Counts by prompt family (thread-safe)."""
 
@@ -109,6 +113,18 @@ class ReplyTally:
         """One row per family, by name (see :data:`COLUMNS`)."""
         with self._lock:
             return [f.row(name) for name, f in sorted(self.families.items())]
+
+    def check_failures(self, max_share: float) -> None:
+        """Raise :class:`TooManyFailedRequests` when every request failed, or more than
+        ``max_share`` of them; the message gives the counts and the first reason."""
+        with self._lock:
+            calls = sum(f.calls for f in self.families.values())
+            failed = sum(f.failed for f in self.families.values())
+            first = next((f.first_error for f in self.families.values() if f.first_error), "")
+        if calls and (failed == calls or failed / calls > max_share):
+            raise TooManyFailedRequests(
+                f"{failed} of {calls} requests failed ({failed / calls:.1%}, more than "
+                f"max_failed_share {max_share:.1%}); first: {first}")
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """``{family: row}`` for a stage's ``summary.json``."""

@@ -28,6 +28,10 @@ class PairSplits(Settings):
     def _two_seeds(self) -> Any:
         if self.gate_seed == self.eval_seed:
             raise ValueError("the gate and evaluation splits must be drawn with different seeds")
+        for split in ("gate", "eval"):
+            if not getattr(self, f"n_{split}_narrative") + getattr(self, f"n_{split}_dialogue"):
+                raise ValueError(f"the {split} split would be empty: n_{split}_narrative + "
+                                 f"n_{split}_dialogue must be at least 1")
         return self
 
     def build(self) -> dict[str, pl.DataFrame]:

@@ -220,3 +220,42 @@ def test_openai_config_takes_a_list_of_endpoints() -> None:
     with pytest.raises(StatusError):  # a setup error is never swallowed
         OpenAIBackend("m", client=client_with(FakeChat(failures=[404]))).generate_one(
             Request.of("q"))
+
+
+def _tally_with(failed: int, ok: int):
+    from cogrsi_lib.llm import tally
+
+    r = Request.of("q", n=1)
+    with open_tally() as t:
+        for _ in range(ok):
+            tally.record(r, [Completion("x", 1, 1, index=0)], "openai")
+        for i in range(failed):
+            tally.record(r, [Completion.failed(Job(r, 0), f"APIConnectionError: refused {i}")],
+                         "openai")
+    return t
+
+
+@pytest.mark.parametrize("failed,ok,share,fails", [
+    (0, 10, 0.05, False), (1, 19, 0.05, False), (2, 18, 0.05, True), (5, 0, 1.0, True),
+    (3, 7, 0.5, False), (0, 0, 0.0, False)])
+def test_a_stage_fails_past_its_share_of_failed_requests(failed, ok, share, fails) -> None:
+    from cogrsi_lib.llm.tally import TooManyFailedRequests
+
+    t = _tally_with(failed, ok)
+    if not fails:
+        t.check_failures(share)
+        return
+    with pytest.raises(TooManyFailedRequests,
+                       match=rf"^{failed} of {failed + ok} requests failed .*first: "
+                             r"APIConnectionError: refused 0$"):
+        t.check_failures(share)
+
+
+def test_write_replies_writes_the_table_then_fails(tmp_path) -> None:
+    from cogrsi_lib.llm.tally import TooManyFailedRequests
+    from cogrsi_lib.reports import write_replies
+
+    with pytest.raises(TooManyFailedRequests):
+        write_replies(_tally_with(3, 1), tmp_path / "replies", 0.05)
+    assert "refused" in (tmp_path / "replies.md").read_text()
+    assert write_replies(_tally_with(0, 3), tmp_path / "ok", 0.05).height == 1
