@@ -11,6 +11,7 @@ import dataclasses
 import json
 import math
 import re
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -47,15 +48,34 @@ def markdown_table(df: pl.DataFrame, floatfmt: str = ".4g") -> str:
 
 
 def write_table(
-    df: pl.DataFrame, stem: str | Path, title: str | None = None, floatfmt: str = ".4g"
+    df: pl.DataFrame, stem: str | Path, title: str | None = None, floatfmt: str = ".4g",
+    why_empty: str | None = None,
 ) -> tuple[Path, Path]:
-    """Write `stem.csv` (full precision) and `stem.md` (markdown, optional `# title`)."""
+    """Write `stem.csv` (full precision) and `stem.md` (markdown, optional `# title`). A
+    table without rows is never left blank: its markdown says so, with `why_empty`, the
+    reason the run could not fill it (the CSV keeps the header)."""
     csv_path, md_path = _with_suffix(stem, ".csv"), _with_suffix(stem, ".md")
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     df.write_csv(csv_path)
     heading = f"# {title}\n\n" if title else ""
-    md_path.write_text(heading + markdown_table(df, floatfmt) + "\n", encoding="utf-8")
+    if df.height:
+        body = markdown_table(df, floatfmt)
+    else:
+        body = "No rows on this run" + (f": {why_empty.rstrip('.')}." if why_empty else ".")
+        body += f"\n\nColumns: {', '.join(df.columns)}." if df.columns else ""
+    md_path.write_text(heading + body + "\n", encoding="utf-8")
     return csv_path, md_path
+
+
+def note_chart(title: str, note: str, width: int = 420) -> alt.Chart:
+    """A chart that states why its figure could not be drawn on this run (so every declared
+    plot exists, and says what is missing)."""
+    lines = textwrap.wrap(note, 60)
+    data = alt.Data(values=[{"line": line, "y": i} for i, line in enumerate(lines)])
+    return (alt.Chart(data, title=title)
+            .mark_text(align="left", baseline="top", fontSize=13, x=10)
+            .encode(y=alt.Y("y:O", axis=None), text="line:N")
+            .properties(width=width, height=22 * len(lines)))
 
 
 def _vl_version(spec: Mapping[str, Any]) -> str | None:

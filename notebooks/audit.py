@@ -31,13 +31,11 @@ from cogrsi_lib import stage_params
 p = stage_params.load('audit', params)
 
 # %%
-from IPython.display import display
-
 from cogrsi_lib import audit
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
 from cogrsi_lib.progress import phase
-from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
+from cogrsi_lib.reports import note_chart, show_chart, write_json, write_replies, write_table
 
 # %%
 out = resolve_out_dir(out_dir, 'audit')
@@ -157,14 +155,15 @@ policy_verdicts
 cx = auditor.counterexample_table(results)
 cx.write_parquet(out / 'counterexamples.parquet')
 cx_summary = audit.counterexample_summary(cx)
-write_table(cx_summary, out / 'counterexamples',
-            title='Shared counterexamples by rule')
+no_cx = audit.why_no_counterexamples(verdicts)
+write_table(cx_summary, out / 'counterexamples', title='Shared counterexamples by rule',
+            why_empty=no_cx)
 cx_summary
 
 # %%
 cx_examples = audit.counterexample_examples(cx, sample)
 write_table(cx_examples, out / 'counterexample_examples',
-            title='One shared counterexample per rule')
+            title='One shared counterexample per rule', why_empty=no_cx)
 for row in cx_examples.iter_rows(named=True):
     print(f"[{row['rule_id']}] {row['question']} rule: {row['answer']}, "
           f"oracle: {row['gold']}\n{row['story']}\n")
@@ -176,10 +175,11 @@ for row in cx_examples.iter_rows(named=True):
 
 # %%
 gains = audit.trial_gain_table(verdicts)
-write_table(gains, out / 'trial_gain', title='Trial gain of valid and invalid rules')
-if gains['n_valid'][0] or gains['n_invalid'][0]:
-    display(show_chart(audit.trial_gain_chart(verdicts), out / 'trial_gain'))
-gains
+no_gain = audit.why_no_trial_gain(verdicts)
+write_table(gains if no_gain is None else gains.clear(), out / 'trial_gain',
+            title='Trial gain of valid and invalid rules', why_empty=no_gain)
+show_chart(audit.trial_gain_chart(verdicts) if no_gain is None
+           else note_chart('Trial gain of valid and invalid rules', no_gain), out / 'trial_gain')
 
 # %% [markdown]
 # ## Counterexample replay
@@ -194,7 +194,8 @@ replayed = audit.replay_counterexamples(results, sample, answerer, p.replay.max_
 replayed.write_parquet(out / 'replay.parquet')
 replay_table = audit.replay_summary(replayed)
 write_table(replay_table, out / 'replay',
-            title=f'Counterexample replay (reader backend: {reader_backend})')
+            title=f'Counterexample replay (reader backend: {reader_backend})',
+            why_empty=f'nothing to replay: {no_cx}')
 replay_table
 
 # %% [markdown]

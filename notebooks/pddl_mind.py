@@ -144,7 +144,9 @@ table.select('source', 'variant', 'n', 'accuracy', 'trace_correct',
 versus = report.paper_comparison(table)
 write_table(versus, out / 'paper_table1', title='The ladder beside PDDL-Mind Table 1 (%)')
 all_metric = report.all_table(records)
-write_table(all_metric, out / 'fantom_all', title="FANToM: per-question accuracy and All")
+fantom_note = availability.filter(availability['benchmark'] == 'fantom')['note'].to_list()
+write_table(all_metric, out / 'fantom_all', title="FANToM: per-question accuracy and All",
+            why_empty=(fantom_note or ['FANToM is not among this run\'s benchmarks'])[0])
 versus
 
 # %% [markdown]

@@ -123,3 +123,25 @@ def test_save_chart_large_data(tmp_path: Path) -> None:
     )
     assert svg_path.read_text().startswith("<svg")
     assert len(next(iter(json.loads(json_path.read_text())["datasets"].values()))) == 6000
+
+
+def test_an_empty_table_says_why_instead_of_a_blank_grid(tmp_path: Path) -> None:
+    empty = pl.DataFrame(schema={"rule": pl.Utf8, "n": pl.Int64})
+    write_table(empty, tmp_path / "t", title="Kept", why_empty="nothing was admitted.")
+    md = (tmp_path / "t.md").read_text()
+    assert md == "# Kept\n\nNo rows on this run: nothing was admitted.\n\nColumns: rule, n.\n"
+    assert (tmp_path / "t.csv").read_text() == "rule,n\n"
+    write_table(empty, tmp_path / "u")
+    assert (tmp_path / "u.md").read_text().startswith("No rows on this run.")
+    full = pl.DataFrame({"rule": ["a"], "n": [1]})
+    write_table(full, tmp_path / "v", why_empty="unused")
+    assert "unused" not in (tmp_path / "v.md").read_text()
+
+
+def test_a_note_chart_is_saved_like_any_figure(tmp_path: Path) -> None:
+    from cogrsi_lib.reports import note_chart
+
+    svg, spec = save_chart(note_chart("Trial gain", "no rule records a trial gain " * 5),
+                           tmp_path / "note")
+    assert "Trial gain" in svg.read_text() and "trial gain" in svg.read_text()
+    assert len(json.loads(spec.read_text())["data"]["values"]) >= 2  # wrapped lines

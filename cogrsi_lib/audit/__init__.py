@@ -68,6 +68,8 @@ _EXPORTS = {
     "trial_gain_table": "report",
     "verdict_table": "report",
     "verdicts_by_arm": "report",
+    "why_no_counterexamples": "report",
+    "why_no_trial_gain": "report",
     "gold_difference_table": "policies",
     "policy_samples": "policies",
     "policy_verdict_table": "policies",

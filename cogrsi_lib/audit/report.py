@@ -131,6 +131,30 @@ def check_expected(table: pl.DataFrame) -> None:
         raise ExpectedVerdictError(f"verdicts differ from the known ones: {bad.to_dicts()}")
 
 
+def why_no_counterexamples(verdicts: pl.DataFrame) -> str:
+    """Why a run has no shared counterexample: the verdict counts it reached instead."""
+    counts = verdicts.group_by("verdict").len().sort("verdict")
+    got = ", ".join(f"{n} {v}" for v, n in counts.iter_rows()) or "no rules"
+    return (f"no rule was judged invalid on this run's model translations ({got}), and only "
+            "an invalid rule has shared counterexamples; verdicts_reference.md audits the "
+            "hand-written translations")
+
+
+def why_no_trial_gain(verdicts: pl.DataFrame) -> str | None:
+    """None when the audited rules carry trial gains of both verdicts, else why Figure 7b's
+    comparison cannot be drawn."""
+    g = verdicts.filter(pl.col("trial_gain").is_not_null()) if (
+        "trial_gain" in verdicts.columns) else verdicts.clear()
+    if g.is_empty():
+        return ("the audited rules record no trial gain (hand-written rules have none); "
+                "Figure 7b needs rules registered by the loops (audit.rules: a candidates "
+                "file)")
+    missing = [v for v in ("valid", "invalid") if not (g["verdict"] == v).any()]
+    if missing:
+        return f"no {' or '.join(missing)} rule among the {g.height} with a trial gain"
+    return None
+
+
 def counterexample_summary(counterexamples: pl.DataFrame) -> pl.DataFrame:
     """Per rule: shared counterexamples, the share in worlds with a lie or with an event
     ExploreToM never contains, and whether every one of them is in such a world (§5.4: 116 of

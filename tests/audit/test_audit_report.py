@@ -101,3 +101,20 @@ def test_rules_sources(tmp_path):
     with pytest.raises(ValueError, match="lacks"):
         (tmp_path / "nt.csv").write_text("rule_id\nx\n")
         read_rules(tmp_path / "nt.csv")
+
+
+def test_why_a_run_has_no_counterexamples_or_trial_gain() -> None:
+    import polars as pl
+
+    from cogrsi_lib.audit import why_no_counterexamples, why_no_trial_gain
+
+    v = pl.DataFrame({"rule_id": ["a", "b", "c"], "verdict": ["vacuous", "ambiguous", "vacuous"],
+                      "trial_gain": [None, None, None]}, schema_overrides={"trial_gain":
+                                                                           pl.Float64})
+    assert "(1 ambiguous, 2 vacuous)" in why_no_counterexamples(v)
+    assert "record no trial gain" in why_no_trial_gain(v)
+    gains = v.with_columns(pl.Series("trial_gain", [1.0, 2.0, None]),
+                           pl.Series("verdict", ["valid", "valid", "invalid"]))
+    assert why_no_trial_gain(gains) == "no invalid rule among the 2 with a trial gain"
+    both = gains.with_columns(pl.Series("trial_gain", [1.0, 2.0, 0.5]))
+    assert why_no_trial_gain(both) is None
