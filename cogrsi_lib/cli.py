@@ -20,6 +20,22 @@ app.add_typer(oracle_app, name="oracle")
 app.add_typer(bench_app, name="bench")
 
 
+def _version(value: bool) -> None:
+    if value:
+        import importlib.metadata
+
+        typer.echo(f"cogrsi {importlib.metadata.version('cogrsi')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Build, evolve and audit reasoning strategies about other minds."""
+
+
 @app.command()
 def stage(
     name: Annotated[

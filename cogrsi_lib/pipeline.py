@@ -172,7 +172,8 @@ def run_stage(
     log_path = root / LOG_DIR / f"{name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("", encoding="utf-8")
-    with _published_on_success(out, root / FAILED_DIR / name):
+    with _published_on_success(out, root / FAILED_DIR / name), \
+            tempfile.TemporaryDirectory(prefix="cogrsi-kernel-") as sockets:
         try:
             with _echo(log_path, name), _environ({**progress.QUIET,
                                                   progress.ENV: str(log_path)}):
@@ -183,12 +184,27 @@ def run_stage(
                     kernel_name=kernel_name,
                     cwd=str(notebook.parent),
                     progress_bar=False,
+                    kernel_manager_class=_ipc_kernel_manager(Path(sockets)),
                 )
         finally:
             if executed.is_file():
                 _scrub(executed, root)
+            if log_path.is_file() and not log_path.stat().st_size:
+                log_path.unlink()  # the stage logged nothing
         write_metrics(out)
     return executed
+
+
+def _ipc_kernel_manager(folder: Path) -> type:
+    """A kernel manager whose kernel talks over Unix sockets in ``folder`` (private to this
+    user), not over TCP on 127.0.0.1 in plain text."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**{"transport": "ipc", "ip": str(folder / "kernel"), **kwargs})
+
+    return IPCKernelManager
 
 
 @contextmanager

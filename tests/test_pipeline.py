@@ -332,3 +332,25 @@ def test_a_finished_stage_gets_its_headline_metrics(tmp_path: Path) -> None:
     run_stage("demo", repo_root=root)
     metrics = json.loads((root / "reports" / "demo" / "metrics.json").read_text())
     assert metrics == {"questions": 3, "systems": {"a": {"accuracy": 0.5, "n": 3}}}
+
+
+def test_cli_version() -> None:
+    import importlib.metadata
+
+    from typer.testing import CliRunner
+
+    from cogrsi_lib.cli import app
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"cogrsi {importlib.metadata.version('cogrsi')}"
+
+
+def test_the_kernel_talks_over_private_sockets_and_quiet_stages_leave_no_log(
+        tmp_path: Path, capfd) -> None:
+    root = make_repo(tmp_path / "repo", body="print('quiet')")
+    capfd.readouterr()
+    run_stage("demo", repo_root=root)
+    err = capfd.readouterr().err
+    assert "without encryption" not in err and "[demo] finished in" in err
+    assert not (root / ".cache" / "logs" / "demo.log").exists()
