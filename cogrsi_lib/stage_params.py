@@ -26,7 +26,8 @@ from pydantic import Field, ValidationError
 
 from cogrsi_lib.settings import Settings, describe_errors
 
-__all__ = ["SCHEMAS", "StageParams", "StageParamsError", "load", "schema", "validate_file"]
+__all__ = ["SCHEMAS", "ModelStageParams", "StageParams", "StageParamsError", "load", "schema",
+           "validate_file"]
 
 
 class StageParamsError(ValueError):
@@ -34,10 +35,13 @@ class StageParamsError(ValueError):
 
 
 class StageParams(Settings):
-    """Common base of the stage schemas: unknown keys refused; read-only once loaded.
+    """Common base of the stage schemas: unknown keys refused; read-only once loaded."""
 
-    ``max_failed_share``: a model stage fails, publishing nothing, when more of its requests
-    than this share failed (a dead or refusing server), or every one of them."""
+
+class ModelStageParams(StageParams):
+    """Base of the schemas of stages that call models. ``max_failed_share``: the stage
+    fails, publishing nothing, when more of its requests than this share failed (a dead or
+    refusing server), or every one of them."""
 
     max_failed_share: float = Field(0.05, ge=0.0, le=1.0)
 

@@ -108,7 +108,8 @@ rates
 
 # %%
 verdict = report.transfer_summary(table)
-write_table(verdict, out / 'transfer', title='Where training helps (interval excludes zero)')
+write_table(verdict, out / 'transfer',
+            title='Where training helps (Benjamini-Hochberg over all rows; underpowered rows never count)')
 verdict
 
 # %%

@@ -11,7 +11,7 @@ from cogrsi_lib.pairs.params import PairSplits
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig
 from cogrsi_lib.settings import Settings
-from cogrsi_lib.stage_params import StageParams
+from cogrsi_lib.stage_params import ModelStageParams
 
 
 class ReplaySettings(Settings):
@@ -25,7 +25,7 @@ class ReplaySettings(Settings):
     seed: int = 0
 
 
-class AuditParams(StageParams, AuditSettings):
+class AuditParams(ModelStageParams, AuditSettings):
     """``audit``: semantic audit of rules and the audit-in-registration comparison."""
 
     n_worlds: PositiveInt = 300

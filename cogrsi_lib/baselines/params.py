@@ -11,10 +11,10 @@ from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.pairs.params import EvalPairs
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig
-from cogrsi_lib.stage_params import StageParams
+from cogrsi_lib.stage_params import ModelStageParams
 
 
-class ReaderEvalParams(StageParams):
+class ReaderEvalParams(ModelStageParams):
     """``reader_eval``: the grounded reader and baselines on eval pairs and benchmark heads."""
 
     model: RealModel = {"backend": "fake", "reply": {"reasoning": "scripted", "answer": "A"}}

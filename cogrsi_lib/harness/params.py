@@ -8,7 +8,7 @@ from cogrsi_lib.harness.runtime import HarnessConfig
 from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.oracle.params import WorldSample
 from cogrsi_lib.settings import Settings
-from cogrsi_lib.stage_params import StageParams
+from cogrsi_lib.stage_params import ModelStageParams
 
 
 class HarnessCalls(Settings):
@@ -35,7 +35,7 @@ class HarnessDev(Settings):
     max_tokens: PositiveInt = 64
 
 
-class HarnessParams(StageParams):
+class HarnessParams(ModelStageParams):
     """``harness``: the Actio-style harness ablations, routing and memory agreement."""
 
     model: RealModel = {"backend": "fake", "reply": {

@@ -25,7 +25,7 @@ from cogrsi_lib.pairs.params import PairSplits
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig
 from cogrsi_lib.settings import Settings
-from cogrsi_lib.stage_params import StageParams
+from cogrsi_lib.stage_params import ModelStageParams
 
 if TYPE_CHECKING:
     from cogrsi_lib.loops.engine import LoopSettings
@@ -59,7 +59,7 @@ Arm = Annotated[
 ]
 
 
-class LoopsParams(StageParams):
+class LoopsParams(ModelStageParams):
     """``loops``: strategy-evolution loops (CogRSI §4.2, App. C.2); the stage's settings."""
 
     arms: list[Arm] = ["accuracy_loop", "accuracy_library", "gated_library",

@@ -9,7 +9,7 @@ from cogrsi_lib.llm.spec import StageModel
 from cogrsi_lib.pddl.ladder import VARIANTS
 from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
 from cogrsi_lib.settings import Settings
-from cogrsi_lib.stage_params import StageParams
+from cogrsi_lib.stage_params import ModelStageParams
 
 _SCRIPT = inspect.signature(ScriptedPDDLMind).parameters
 
@@ -25,7 +25,7 @@ class ScriptSettings(Settings):
     seed: int = _SCRIPT["seed"].default
 
 
-class PddlMindParams(StageParams):
+class PddlMindParams(ModelStageParams):
     """``pddl_mind``: the PDDL-Mind ladder on oracle stories and benchmark items."""
 
     model: StageModel = "scripted"  # scripted: cogrsi_lib/pddl/scripted.py, no model

@@ -24,7 +24,7 @@ from cogrsi_lib.reader.records import ITEM_COLUMNS
 from cogrsi_lib.reader.report import accuracy_table, cost_table
 from cogrsi_lib.reader.system import System, run_system
 from cogrsi_lib.records_schema import RecordSchema
-from cogrsi_lib.stats import chance_table, holm, paired_bootstrap
+from cogrsi_lib.stats import chance_table, holm, paired_bootstrap, with_power
 
 PAIRS = "pairs"
 _META = ("source", "benchmark", "pair_id", "side", "form", "variant")
@@ -164,7 +164,10 @@ class ReaderEval:
     def paired_table(self, reference: str, n_resamples: int = 2000, seed: int = 0
                      ) -> pl.DataFrame:
         """Each system's score minus ``reference``'s on the same items: the paired bootstrap
-        over stories (CogRSI §3, E.3), its 95% interval, p-value and Holm's correction."""
+        over stories (CogRSI §3, E.3), its 95% interval, p-value and Holm's correction, the
+        minimum detectable effect and the ``underpowered`` mark
+        (:mod:`cogrsi_lib.stats.power`); ``significant`` is Holm-rejected and not
+        underpowered."""
         base = self.items.filter(pl.col("system") == reference).select(
             "source", "item_id", "story_id", pl.col("score").alias("ref"))
         rows, pvals = [], {}
@@ -183,9 +186,11 @@ class ReaderEval:
             pvals[system] = r.p_value
         table = pl.DataFrame(rows) if rows else pl.DataFrame()
         if rows:
-            corrected = holm(pvals).select("hypothesis", "p_holm",
-                                           pl.col("reject").alias("holm_reject"))
+            corrected = holm(pvals).select("hypothesis", "p_holm", "reject")
             table = table.join(corrected, left_on="system", right_on="hypothesis", how="left")
+            table = with_power(table, "difference", "items").with_columns(
+                (pl.col("reject") & ~pl.col("underpowered")).alias("significant")
+            ).drop("reject")
         return table
 
     def bench_table(self) -> pl.DataFrame:

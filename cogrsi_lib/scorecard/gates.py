@@ -49,6 +49,7 @@ class GateConfig(Settings):
     max_cost_ratio: float = 3.0
     max_battery_drop: float = 0.05
     require_ci: bool = True
+    min_n: int = 30  # items a measured check needs to pass (clusters for ratio checks)
     confidence: float = 0.95
     n_resamples: int = 2000
     seed: int = 0
@@ -112,6 +113,21 @@ def _status(ok: bool) -> str:
     return PASS if ok else FAIL
 
 
+def _measured(name: str, ok: bool, est: float, low: float, high: float, n: int,
+              threshold: str, cfg: GateConfig, note: str = "", gain: bool = True) -> Check:
+    """A check on an estimate with an interval: it passes only on at least ``cfg.min_n``
+    items, and a claimed ``gain`` only on an interval of some width (a handful of items, or
+    an interval collapsed to one value, cannot carry a gate; two runs that answer alike show
+    no regression)."""
+    why = ""
+    if n < cfg.min_n:
+        why = f"underpowered: n = {n} < {cfg.min_n}"
+    elif gain and not (high > low):
+        why = f"degenerate interval [{low:.3g}, {high:.3g}]"
+    notes = "; ".join(x for x in (note, why, f"n = {n}" if not why else "") if x)
+    return Check(name, _status(ok and not why), est, low, high, threshold, notes)
+
+
 def _nested_pairs(treat: SystemRun, base: SystemRun) -> pl.DataFrame:
     """Both runs' Suite A records joined by item id; refuses different item sets."""
     a = treat.nested.score.records
@@ -146,8 +162,10 @@ def _improvement_checks(treat: SystemRun, base: SystemRun, cfg: GateConfig) -> t
         out.append(Check(f"{deep} accuracy gain", NOT_RUN, note="no items at these depths"))
     else:
         ok = res.estimate >= cfg.min_deep_gain and (not cfg.require_ci or res.low > 0)
-        out.append(Check(f"{deep} accuracy gain", _status(ok), res.estimate, res.low, res.high,
-                         f">= {cfg.min_deep_gain:+.2f}" + (", CI > 0" if cfg.require_ci else "")))
+        n = pairs.filter(pl.col("depth").is_in(list(cfg.deep_depths))).height
+        out.append(_measured(f"{deep} accuracy gain", ok, res.estimate, res.low, res.high, n,
+                             f">= {cfg.min_deep_gain:+.2f}"
+                             + (", CI > 0" if cfg.require_ci else ""), cfg))
     out.append(_leakage_check(pairs, cfg))
     out.append(_conversion_check(treat, base, cfg))
     return tuple(out)
@@ -167,9 +185,10 @@ def _leakage_check(pairs: pl.DataFrame, cfg: GateConfig) -> Check:
         return Check(name, NOT_RUN, note="the comparison leaks on no false-belief item")
     est, low, high = res
     ok = est >= cfg.min_leakage_reduction and (not cfg.require_ci or low > 0)
-    return Check(name, _status(ok), est, low, high,
-                 f">= {cfg.min_leakage_reduction:.0%}" + (", CI > 0" if cfg.require_ci else ""),
-                 f"baseline leakage {base_rate:.3f}")
+    return _measured(name, ok, est, low, high, fb.height,
+                     f">= {cfg.min_leakage_reduction:.0%}"
+                     + (", CI > 0" if cfg.require_ci else ""), cfg,
+                     f"baseline leakage {base_rate:.3f}")
 
 
 def cluster_ratio(
@@ -217,8 +236,10 @@ def _conversion_check(treat: SystemRun, base: SystemRun, cfg: GateConfig) -> Che
         return Check(name, NOT_RUN, note="no belief answer right in one of the runs")
     est, low, high = res
     ok = est >= cfg.min_conversion_gain and (not cfg.require_ci or low > 0)
-    return Check(name, _status(ok), est, low, high,
-                 f">= {cfg.min_conversion_gain:+.2f}" + (", CI > 0" if cfg.require_ci else ""))
+    n = min(treat.applied.score.records.height, base.applied.score.records.height)
+    return _measured(name, ok, est, low, high, n,
+                     f">= {cfg.min_conversion_gain:+.2f}" + (", CI > 0" if cfg.require_ci else ""),
+                     cfg)
 
 
 def gate_a(integrity: pl.DataFrame, runs: Sequence[SystemRun]) -> GateOutcome:
@@ -247,9 +268,11 @@ def gate_c(treat: SystemRun, base: SystemRun, cfg: GateConfig = DEFAULT_GATES) -
     if res is None:
         checks.append(Check(f"{shallow} accuracy change", NOT_RUN, note="no items"))
     else:
-        checks.append(Check(f"{shallow} accuracy change",
-                            _status(res.estimate >= -cfg.max_shallow_drop), res.estimate,
-                            res.low, res.high, f">= {-cfg.max_shallow_drop:+.2f}"))
+        n = pairs.filter(pl.col("depth").is_in(list(cfg.shallow_depths))).height
+        checks.append(_measured(f"{shallow} accuracy change",
+                                res.estimate >= -cfg.max_shallow_drop, res.estimate, res.low,
+                                res.high, n, f">= {-cfg.max_shallow_drop:+.2f}", cfg,
+                                gain=False))
     both = pairs.filter(pl.col("confidence").is_not_null() & pl.col("confidence_b").is_not_null())
     if not both.height:
         checks.append(Check("Brier change", NOT_RUN, note="no item with both confidences"))
@@ -257,8 +280,9 @@ def gate_c(treat: SystemRun, base: SystemRun, cfg: GateConfig = DEFAULT_GATES) -
         sq = ((both["confidence"] - both["correct"].cast(pl.Float64)) ** 2).to_numpy()
         sq_b = ((both["confidence_b"] - both["correct_b"].cast(pl.Float64)) ** 2).to_numpy()
         r = _paired(sq, sq_b, both["world"].to_list(), cfg)
-        checks.append(Check("Brier change", _status(r.estimate <= cfg.max_brier_rise), r.estimate,
-                            r.low, r.high, f"<= {cfg.max_brier_rise:+.2f}"))
+        checks.append(_measured("Brier change", r.estimate <= cfg.max_brier_rise, r.estimate,
+                                r.low, r.high, both.height, f"<= {cfg.max_brier_rise:+.2f}",
+                                cfg, gain=False))
     t_cost, b_cost = treat.cost()["total_tokens"], base.cost()["total_tokens"]
     if b_cost <= 0:
         checks.append(Check("cost ratio (tokens per task)", NOT_RUN, note="no tokens counted"))
@@ -282,8 +306,8 @@ def _strategic_change(treat: SystemRun, base: SystemRun, cfg: GateConfig) -> Che
         raise ValueError("the two runs did not answer the same strategic items")
     r = _paired(j["correct"].cast(pl.Float64).to_numpy(),
                 j["correct_b"].cast(pl.Float64).to_numpy(), j["id"].to_list(), cfg)
-    return Check(name, _status(r.estimate >= -cfg.max_battery_drop), r.estimate, r.low, r.high,
-                 f">= {-cfg.max_battery_drop:+.2f}")
+    return _measured(name, r.estimate >= -cfg.max_battery_drop, r.estimate, r.low, r.high,
+                     j.height, f">= {-cfg.max_battery_drop:+.2f}", cfg, gain=False)
 
 
 def _prediction_change(treat: SystemRun, base: SystemRun, cfg: GateConfig) -> Check:
@@ -299,8 +323,8 @@ def _prediction_change(treat: SystemRun, base: SystemRun, cfg: GateConfig) -> Ch
         return Check(name, NOT_RUN, note="no common scored ledger entries")
     r = _paired(j["correct"].cast(pl.Float64).to_numpy(),
                 j["correct_b"].cast(pl.Float64).to_numpy(), j["item_id"].to_list(), cfg)
-    return Check(name, _status(r.estimate >= -cfg.max_battery_drop), r.estimate, r.low, r.high,
-                 f">= {-cfg.max_battery_drop:+.2f}")
+    return _measured(name, r.estimate >= -cfg.max_battery_drop, r.estimate, r.low, r.high,
+                     j.height, f">= {-cfg.max_battery_drop:+.2f}", cfg, gain=False)
 
 
 @dataclass(frozen=True)
@@ -319,10 +343,14 @@ class Replication:
 
 
 def gate_d(replications: Sequence[Replication], architectural: bool = True,
-           cfg: GateConfig = DEFAULT_GATES) -> GateOutcome:
+           cfg: GateConfig = DEFAULT_GATES, primary: GateOutcome | None = None) -> GateOutcome:
     """Gate D: Gate B holds on every replication; one on new seeds is required, and one on
-    another model when the mechanism claims to be architectural."""
+    another model when the mechanism claims to be architectural. With the ``primary`` run's
+    Gate B given, a failed one leaves nothing to replicate and Gate D fails."""
     checks = []
+    if primary is not None:
+        checks.append(Check("Gate B on the primary run", primary.status, threshold="passes",
+                            note="" if primary.passed else "nothing to replicate"))
     for rep in replications:
         b = gate_b(rep.treatment, rep.baseline, cfg)
         best = max((c for c in b.checks if c.estimate is not None),

@@ -16,7 +16,7 @@ from cogrsi_lib.llm.spec import stage_model
 from cogrsi_lib.scorecard.gates import GateConfig
 from cogrsi_lib.scorecard.variants import INTERVENTIONS, REPLY_CAPS
 from cogrsi_lib.settings import Settings
-from cogrsi_lib.stage_params import StageParams
+from cogrsi_lib.stage_params import ModelStageParams
 
 #: the scripted stand-ins a scorecard model may be, and those of the cross-agent target
 MODEL_VARIANTS = ("default", "alt")
@@ -33,7 +33,7 @@ class ReplyCaps(Settings):
     store: PositiveInt = REPLY_CAPS["store"]
 
 
-class ScorecardParams(StageParams):
+class ScorecardParams(ModelStageParams):
     """``scorecard``: recursive-reasoning profile, interventions and gates."""
 
     model: ScorecardModel = "scripted"

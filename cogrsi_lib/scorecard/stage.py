@@ -226,9 +226,10 @@ def decide(
     """Gates A-E for intervention ``name``; every outcome is kept in the decision."""
     iv = INTERVENTIONS[name]
     treat, base, abl = runs[iv.name], runs[iv.baseline], runs[iv.ablation]
+    b = gate_b(treat, base, cfg)
     return Decision(name, (
-        gate_a_outcome, gate_b(treat, base, cfg), gate_c(treat, base, cfg),
-        gate_d(replications, iv.architectural, cfg), gate_e(treat, abl, cfg),
+        gate_a_outcome, b, gate_c(treat, base, cfg),
+        gate_d(replications, iv.architectural, cfg, primary=b), gate_e(treat, abl, cfg),
     ))
 
 

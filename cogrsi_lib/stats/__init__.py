@@ -12,9 +12,22 @@ from cogrsi_lib.stats.bootstrap import (
     seed_scenario_bootstrap,
 )
 from cogrsi_lib.stats.chance import against_chance, chance_table
-from cogrsi_lib.stats.multiple import holm
+from cogrsi_lib.stats.multiple import benjamini_hochberg, holm
+from cogrsi_lib.stats.power import (
+    MIN_N,
+    minimum_detectable_effect,
+    underpowered,
+    why_underpowered,
+    with_power,
+)
 
 __all__ = [
+    "benjamini_hochberg",
+    "MIN_N",
+    "minimum_detectable_effect",
+    "underpowered",
+    "why_underpowered",
+    "with_power",
     "DEFAULT_RESAMPLES",
     "BootstrapResult",
     "against_chance",

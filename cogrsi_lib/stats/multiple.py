@@ -1,4 +1,5 @@
-"""Multiple comparisons: Holm correction over a family (CogRSI Tables 4, 26; App. D).
+"""Multiple comparisons: Holm correction over a family (CogRSI Tables 4, 26; App. D), and
+Benjamini-Hochberg for the many strata of a transfer table.
 
 "Holm: significant after Holm correction over the eight benchmarks (bootstrap p-values,
 familywise 0.05)" (Table 26).  A thin wrapper over ``statsmodels``' ``multipletests``.
@@ -12,7 +13,7 @@ import numpy as np
 import polars as pl
 from statsmodels.stats.multitest import multipletests
 
-__all__ = ["holm"]
+__all__ = ["benjamini_hochberg", "holm"]
 
 
 def holm(p_values: Mapping[str, float], alpha: float = 0.05) -> pl.DataFrame:
@@ -31,3 +32,16 @@ def holm(p_values: Mapping[str, float], alpha: float = 0.05) -> pl.DataFrame:
     reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
     return pl.DataFrame({"hypothesis": names, "p_value": p, "p_holm": adjusted,
                          "reject": reject.astype(bool)})
+
+
+def benjamini_hochberg(p_values: list[float], alpha: float = 0.05) -> tuple[list[float],
+                                                                            list[bool]]:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate ``alpha``) and rejections,
+    in the given order."""
+    if not p_values:
+        return [], []
+    p = np.asarray(p_values, dtype=float)
+    if np.any((p < 0) | (p > 1) | ~np.isfinite(p)):
+        raise ValueError("p-values must be finite and in [0, 1]")
+    reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="fdr_bh")
+    return [float(x) for x in adjusted], [bool(x) for x in reject]

@@ -31,7 +31,7 @@ from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem, from_nested_item
 from cogrsi_lib.reader.views import plain_view
 from cogrsi_lib.records_schema import RecordSchema, calls_json, messages_of
-from cogrsi_lib.stats import paired_bootstrap
+from cogrsi_lib.stats import benjamini_hochberg, paired_bootstrap, with_power
 from cogrsi_lib.train.examples import asked, open_item
 
 #: how an item is asked: ``direct`` (the answer alone) or ``traced`` (think first)
@@ -243,8 +243,20 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
                      "best_constant": constant,
                      "base": float(b.mean()),
                      "trained": float(t.mean()), "diff": res.estimate, "low": res.low,
-                     "high": res.high, "excludes_zero": bool(res.low > 0 or res.high < 0)})
-    return pl.DataFrame(rows).sort(["set", "stratum"])
+                     "high": res.high, "excludes_zero": bool(res.low > 0 or res.high < 0),
+                     "p_value": res.p_value})
+    return with_significance(pl.DataFrame(rows)).sort(["set", "stratum"])
+
+
+def with_significance(table: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
+    """Benjamini-Hochberg over every row of the table (all sets, strata and pools: one
+    family), the power columns of :func:`~cogrsi_lib.stats.with_power`, and ``significant``:
+    BH-rejected at ``alpha`` and not underpowered."""
+    p_bh, reject = benjamini_hochberg(table["p_value"].to_list(), alpha)
+    out = with_power(table.with_columns(pl.Series("p_bh", p_bh, dtype=pl.Float64),
+                                        pl.Series("bh_reject", reject, dtype=pl.Boolean)))
+    return out.with_columns((pl.col("bh_reject") & ~pl.col("underpowered"))
+                            .alias("significant")).drop("bh_reject")
 
 
 def _whole_pairs(wide: pl.DataFrame) -> pl.DataFrame:

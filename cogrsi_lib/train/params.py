@@ -21,7 +21,7 @@ from cogrsi_lib.nested.params import NESTED_DEPTHS
 from cogrsi_lib.oracle.params import Opening, Testimony
 from cogrsi_lib.pairs.params import EvalPairs
 from cogrsi_lib.settings import Settings
-from cogrsi_lib.stage_params import StageParams
+from cogrsi_lib.stage_params import ModelStageParams
 
 
 class LoraParams(Settings):
@@ -92,7 +92,7 @@ def _eval_sets() -> set[str]:
     return {NESTED, PAIRS, *names()}
 
 
-class TrainParams(StageParams):
+class TrainParams(ModelStageParams):
     """``train``: LoRA fine-tuning of the embedded model on oracle items, and base vs trained
     on held-out oracle items, the eval pairs and the benchmark samples."""
 

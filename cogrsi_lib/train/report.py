@@ -45,23 +45,41 @@ def heldout_chart(history: pl.DataFrame) -> alt.Chart:
     ).properties(width=420, height=220, title="Held-out accuracy (train lexicon, unseen worlds)")
 
 
-def comparison_chart(table: pl.DataFrame) -> alt.LayerChart:
-    """Trained - base per set and stratum, with the 95% interval."""
-    df = table.with_columns((pl.col("set") + " / " + pl.col("stratum")).alias("row"))
-    base = alt.Chart(df.to_pandas()).encode(y=alt.Y("row:N", title=None, sort=None))
-    rule = base.mark_rule().encode(x=alt.X("low:Q", title="accuracy, trained - base"),
-                                   x2="high:Q")
-    point = base.mark_point(filled=True).encode(
-        x="diff:Q", color=alt.Color("excludes_zero:N", title="interval excludes 0"))
+def comparison_chart(table: pl.DataFrame) -> alt.Chart:
+    """Trained - base per set (overall) and pooled stratum, with the 95% interval and n;
+    colour says whether the row is significant (BH, not underpowered), underpowered, or
+    neither. Strata themselves stay in the table."""
+    df = (table.filter((pl.col("stratum") == "all") | pl.col("stratum").str.ends_with(POOLED))
+          .with_columns(
+              row=pl.col("set") + " / " + pl.col("stratum") + " (n=" + pl.col("n").cast(pl.Utf8)
+              + ")",
+              verdict=pl.when(pl.col("significant")).then(pl.lit("significant (BH)"))
+              .when(pl.col("underpowered")).then(pl.lit("underpowered"))
+              .otherwise(pl.lit("not significant"))))
+    lo = min(-0.1, float(df["low"].min() or 0.0)) if df.height else -1.0
+    hi = max(0.1, float(df["high"].max() or 0.0)) if df.height else 1.0
+    x = alt.X("low:Q", title="accuracy, trained - base (95% interval)",
+              scale=alt.Scale(domain=[lo, hi], nice=True))
+    base = alt.Chart(df.to_pandas()).encode(y=alt.Y("row:N", title=None, sort=None,
+                                                    axis=alt.Axis(labelLimit=320)))
+    rule = base.mark_rule().encode(x=x, x2="high:Q")
+    point = base.mark_point(filled=True, size=50).encode(
+        x="diff:Q", color=alt.Color("verdict:N", title=None,
+                                    scale=alt.Scale(domain=["significant (BH)", "not significant",
+                                                            "underpowered"],
+                                                    range=["#1b7837", "#555555", "#bbbbbb"])))
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(
         strokeDash=[4, 4]).encode(x="x:Q")
-    return alt.layer(rule, point, zero).properties(width=420, title="Base vs trained")
+    return alt.layer(rule, point, zero).properties(
+        width=360, height=alt.Step(16),
+        title="Base vs trained, per set and pooled stratum")
 
 
 def transfer_summary(table: pl.DataFrame) -> pl.DataFrame:
-    """One row per set: its overall difference, the strata and pools where training helps
-    or hurts (interval excludes zero) and how many strata (pools aside) show no clear
-    change."""
+    """One row per set: its overall difference and whether it is significant, the strata and
+    pools where training significantly helps or hurts (Benjamini-Hochberg over the whole
+    comparison table, underpowered rows never counted), how many strata (pools aside) are
+    underpowered, and how many show no clear change (interval includes zero)."""
     rows = []
     for (s,), df in table.group_by(["set"], maintain_order=True):
         strata = df.filter(pl.col("stratum") != "all")
@@ -72,7 +90,11 @@ def transfer_summary(table: pl.DataFrame) -> pl.DataFrame:
         rows.append({"set": s, "n": overall["n"], "base": overall["base"],
                      "trained": overall["trained"], "diff": overall["diff"],
                      "low": overall["low"], "high": overall["high"],
-                     "helps": ", ".join(strata.filter(pl.col("low") > 0)["stratum"]) or "-",
-                     "hurts": ", ".join(strata.filter(pl.col("high") < 0)["stratum"]) or "-",
+                     "significant": overall["significant"],
+                     "helps": ", ".join(strata.filter(pl.col("significant")
+                                                      & (pl.col("diff") > 0))["stratum"]) or "-",
+                     "hurts": ", ".join(strata.filter(pl.col("significant")
+                                                      & (pl.col("diff") < 0))["stratum"]) or "-",
+                     "underpowered": f"{own['underpowered'].sum()} of {own.height} strata",
                      "no_clear_change": f"{unclear} of {own.height} strata"})
     return pl.DataFrame(rows).sort("set")

@@ -106,4 +106,6 @@ def test_every_variant_through_every_suite_on_the_embedded_model(model, tmp_path
         d = stage.decide(name, runs, [], a, stage.gate_config(p))
         assert [o.gate for o in d.outcomes] == ["A", "B", "C", "D", "E"]
         # no replication was run: Gate D cannot pass, so nothing is kept
-        assert d.outcomes[3].status == "not_run" and not d.keep
+        checks = {c.check: c.status for c in d.outcomes[3].checks}
+        assert checks["replication on new procedural seeds"] == "not_run"
+        assert d.outcomes[3].status != "pass" and not d.keep

@@ -43,7 +43,7 @@ def suites(seed: int = 5) -> Suites:
     # have intervals that exclude zero
     items = nested_items(seed, n_per_cell=10)
     return Suites(items, tuple(applied_items(items)),
-                  tuple(generate_strategic(StrategicConfig(n_per_game=2, seed=seed))),
+                  tuple(generate_strategic(StrategicConfig(n_per_game=3, seed=seed))),
                   n_resamples=200)
 
 
@@ -68,8 +68,12 @@ def test_gate_b_passes_a_real_improvement_and_fails_none() -> None:
     better = gate_b(run(DEEP, name="deep"), run(SHALLOW, name="shallow"), CFG)
     assert better.passed
     s = statuses(better)
-    assert s["R2/R3 accuracy gain"] == PASS and s["leakage relative reduction"] == PASS
-    assert s["applied-ToM conversion gain"] == PASS
+    assert s["R2/R3 accuracy gain"] == PASS and s["applied-ToM conversion gain"] == PASS
+    # the deep model never leaks: every resample gives a reduction of exactly 1, an interval
+    # without width, which cannot carry the criterion
+    (leak,) = [c for c in better.checks if c.check == "leakage relative reduction"]
+    assert leak.status == FAIL and (leak.low, leak.high) == (1.0, 1.0)
+    assert "degenerate interval" in leak.note
     same = gate_b(run(SHALLOW, name="a"), run(SHALLOW, name="b"), CFG)
     assert same.status == FAIL
     assert {c.estimate for c in same.checks if c.check != "leakage relative reduction"} == {0.0}
@@ -83,10 +87,14 @@ def test_gate_b_needs_an_interval_that_excludes_zero() -> None:
     lenient = CFG.model_copy(update={"min_deep_gain": -1.0, "min_leakage_reduction": -1.0,
                                      "min_conversion_gain": -1.0})
     a, b = run(SHALLOW, name="a"), run(SHALLOW, name="b")
-    assert gate_b(a, b, lenient.model_copy(update={"require_ci": False})).passed
     strict = gate_b(a, b, lenient)
     assert strict.status == FAIL
     assert all(c.low == 0.0 for c in strict.checks if c.status != NOT_RUN)
+    # without the CI requirement the thresholds are met, but an interval collapsed to one
+    # value measured nothing: still no pass
+    loose = gate_b(a, b, lenient.model_copy(update={"require_ci": False}))
+    assert loose.status == FAIL
+    assert all("degenerate interval" in c.note for c in loose.checks if c.status != NOT_RUN)
 
 
 def test_gate_c_catches_regressions_and_missing_evidence() -> None:
@@ -188,3 +196,22 @@ def test_decisions_keep_only_when_every_gate_passes() -> None:
     assert toss.table().height == 3
     assert GateOutcome("E", "e", "any", (Check("x", NOT_RUN),)).status == NOT_RUN
     assert GateOutcome("E", "e", "any", (Check("x", FAIL), Check("y", PASS))).passed
+
+
+def test_a_gate_check_on_too_few_items_cannot_pass() -> None:
+    strict = CFG.model_copy(update={"min_n": 1000})
+    better = gate_b(run(DEEP, name="deep"), run(SHALLOW, name="shallow"), strict)
+    assert better.status == FAIL
+    for c in better.checks:
+        assert c.status == FAIL and "underpowered: n = " in c.note and "< 1000" in c.note
+    regress = gate_c(run(DEEP, name="deep"), run(SHALLOW, name="shallow"), strict)
+    assert statuses(regress)["R0/R1 accuracy change"] == FAIL
+
+
+def test_gate_d_has_nothing_to_replicate_after_a_failed_gate_b() -> None:
+    failed = gate_b(run(SHALLOW, name="a"), run(SHALLOW, name="b"), CFG)
+    reps = [Replication("seed", "seed 6", run(DEEP, 6, "deep"), run(SHALLOW, 6, "shallow"))]
+    assert gate_d(reps, architectural=False, cfg=CFG).passed
+    d = gate_d(reps, architectural=False, cfg=CFG, primary=failed)
+    assert d.status == FAIL
+    assert statuses(d)["Gate B on the primary run"] == FAIL

@@ -51,7 +51,12 @@ def test_paired_differences_pools_and_constant_label():
     assert row[(NESTED, "R0")]["diff"] == 0
     summary = transfer_summary(t).to_dicts()
     tomi = next(r for r in summary if r["set"] == "tomi")
-    assert "first_order_1_tom" in tomi["helps"] and tomi["hurts"] == "-"
+    # 20 items, below the 30 a row needs: underpowered and never counted, however clear;
+    # the pool of 40 carries the finding
+    assert tom["underpowered"] and "n = 20 < 30" in tom["power_note"] and not tom["significant"]
+    assert pooled["significant"] and not pooled["underpowered"] and pooled["p_bh"] < 0.05
+    assert tomi["helps"] == "first_order (pooled)" and tomi["hurts"] == "-"
+    assert tomi["underpowered"] == "2 of 2 strata"
     assert tomi["no_clear_change"] == "1 of 2 strata"  # the pool is not a stratum
 
 
