@@ -25,21 +25,35 @@ REFERENCE_ROWS = {"none": "no principle", "expert": "expert principle"}
 
 
 def round_chart(rounds: pl.DataFrame) -> alt.FacetChart:
+    """The incumbent's accuracy on each round's new discovery questions, with its 95%
+    Wilson interval and n, on the full 0-100% axis (a cohort of a few questions moves by
+    whole steps), per arm."""
+    from statsmodels.stats.proportion import proportion_confint
+
     df = rounds.select(
-        "arm", pl.col("seed").cast(pl.Utf8), "round", "discovery_accuracy", "new_size",
-        admitted=pl.col("admitted").is_not_null(),
-    )
+        "arm", pl.col("seed").cast(pl.Utf8), "round", "discovery_accuracy", "discovery_n",
+        admitted=pl.col("admitted").is_not_null())
+    bounds = [proportion_confint(round(a / 100 * n), n, method="wilson") if n else (0.0, 1.0)
+              for a, n in zip(df["discovery_accuracy"], df["discovery_n"], strict=True)]
+    df = df.with_columns(low=pl.Series([100 * lo for lo, _ in bounds]),
+                         high=pl.Series([100 * hi for _, hi in bounds]))
+    n = sorted(set(df["discovery_n"].to_list()))
     base = alt.Chart(df).encode(
         x=alt.X("round:O", title="round"),
-        y=alt.Y("discovery_accuracy:Q", title="incumbent accuracy on new questions (%)",
-                scale=alt.Scale(zero=False)),
-        color=alt.Color("seed:N", title="seed"),
-    )
-    lines = base.mark_line()
+        color=alt.Color("seed:N", title="seed"))
+    title = "incumbent accuracy on new questions (%)"
+    y = alt.Y("discovery_accuracy:Q", title=title, scale=alt.Scale(domain=[0, 100]))
+    band = base.mark_rule(strokeWidth=2, opacity=0.5).encode(
+        y=alt.Y("low:Q", title=title, scale=alt.Scale(domain=[0, 100])), y2="high:Q")
+    lines = base.mark_line().encode(y=y)
     points = base.mark_point(size=70, filled=True).encode(
-        shape=alt.Shape("admitted:N", title="update admitted"),
-        tooltip=["arm", "seed", "round", "discovery_accuracy", "new_size"])
-    return alt.layer(lines, points).facet(column=alt.Column("arm:N", title=None))
+        y=y, shape=alt.Shape("admitted:N", title="update admitted"),
+        tooltip=["arm", "seed", "round", "discovery_accuracy", "discovery_n", "low", "high"])
+    sizes = ", ".join(map(str, n))
+    return (alt.layer(band, lines, points).properties(width=220, height=200)
+            .facet(column=alt.Column("arm:N", title=None))
+            .properties(title=f"Incumbent accuracy per round (95% Wilson interval, "
+                              f"n = {sizes} questions a round)"))
 
 
 def kept_rules(rounds: pl.DataFrame, candidates: pl.DataFrame) -> pl.DataFrame:

@@ -58,22 +58,40 @@ def baseline_curves(items: Sequence[NestedItem]) -> pl.DataFrame:
 
 
 def depth_chart(curves: pl.DataFrame, chance: float | None = None) -> alt.FacetChart:
-    """Accuracy against depth, one line per predictor, one panel per subset."""
-    data = curves.with_columns(("R" + pl.col("depth").cast(pl.Utf8)).alias("level")).to_dicts()
+    """Accuracy against depth with 95% Wilson intervals, one line per predictor (each with
+    its own dash and point shape, so that coinciding lines stay visible), one panel per
+    subset, chance dashed; n per point in the subtitle and tooltips."""
+    import numpy as np
+    from statsmodels.stats.proportion import proportion_confint
+
+    n = curves["n"].to_numpy()
+    hits = np.round(curves["accuracy"].to_numpy() * n)
+    low, high = proportion_confint(hits, np.maximum(n, 1), method="wilson")
+    data = curves.with_columns(("R" + pl.col("depth").cast(pl.Utf8)).alias("level"),
+                               pl.Series("low", low), pl.Series("high", high)).to_dicts()
+    order = list(dict.fromkeys(curves["predictor"].to_list()))
     base = alt.Chart(alt.Data(values=data))
+    x = alt.X("depth:Q", title="recursion depth k (R0 = reality)",
+              axis=alt.Axis(values=sorted(set(curves["depth"].to_list())), format="d"))
+    color = alt.Color("predictor:N", title="predictor", sort=order)
+    bars = base.mark_rule(opacity=0.45, strokeWidth=2).encode(
+        x=x, y=alt.Y("low:Q", title="accuracy (95% Wilson interval)",
+                     scale=alt.Scale(domain=[0, 1])), y2="high:Q", color=color)
     lines = base.mark_line(point=True).encode(
-        x=alt.X("depth:Q", title="recursion depth k (R0 = reality)",
-                axis=alt.Axis(values=sorted(set(curves["depth"].to_list())), format="d")),
-        y=alt.Y("accuracy:Q", title="accuracy", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("predictor:N", title="predictor",
-                        sort=list(dict.fromkeys(curves["predictor"].to_list()))),
+        x=x, y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])), color=color,
+        strokeDash=alt.StrokeDash("predictor:N", sort=order, legend=None),
+        shape=alt.Shape("predictor:N", sort=order, legend=None),
         tooltip=["predictor:N", "subset:N", "level:N", "n:Q",
-                 alt.Tooltip("accuracy:Q", format=".3f")],
+                 alt.Tooltip("accuracy:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
+                 alt.Tooltip("high:Q", format=".3f")],
     )
-    layers: list[alt.Chart] = [lines]
+    layers: list[alt.Chart] = [bars, lines]
     if chance is not None:
         layers.append(base.transform_aggregate(n_rows="count()", groupby=["subset"])
                       .mark_rule(strokeDash=[4, 4], color="gray").encode(y=alt.datum(chance)))
+    sizes = f"{int(n.min())}-{int(n.max())}" if len(n) and n.min() != n.max() else (
+        f"{int(n[0])}" if len(n) else "0")
     return alt.layer(*layers).properties(width=260, height=220).facet(
         column=alt.Column("subset:N", title=None, sort=[ALL, ADVERSARIAL])
-    ).properties(title="Nested-belief accuracy by depth")
+    ).properties(title=alt.Title("Nested-belief accuracy by depth",
+                                 subtitle=f"n = {sizes} items per point; gray dashes: chance"))

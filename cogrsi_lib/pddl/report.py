@@ -136,18 +136,27 @@ def availability_table(samples: Sequence[BenchmarkSample]) -> pl.DataFrame:
                 "note": pl.Utf8})
 
 
-def ladder_chart(table: pl.DataFrame) -> alt.Chart:
-    """Accuracy by variant, one panel per source."""
-    data = table.select("source", "variant", "accuracy", "n")
-    return (
-        alt.Chart(data)
-        .mark_bar()
-        .encode(
-            x=alt.X("variant:N", sort=list(VARIANTS), title=None),
-            y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("variant:N", sort=list(VARIANTS), legend=None),
-            column=alt.Column("source:N", title=None),
-            tooltip=["source", "variant", "accuracy", "n"],
-        )
-        .properties(width=140, height=180, title="PDDL-Mind ladder: accuracy by variant")
-    )
+def ladder_chart(table: pl.DataFrame) -> alt.FacetChart:
+    """Accuracy by variant with its 95% Wilson interval and n, one panel per source."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    rows = []
+    for r in table.select("source", "variant", "accuracy", "n").iter_rows(named=True):
+        hits = round(r["accuracy"] * r["n"])
+        low, high = proportion_confint(hits, r["n"], method="wilson") if r["n"] else (0, 1)
+        rows.append({**r, "low": float(low), "high": float(high),
+                     "label": f"n={r['n']}"})
+    data = pl.DataFrame(rows)
+    base = alt.Chart(data).encode(
+        y=alt.Y("variant:N", sort=list(VARIANTS), title=None),
+        color=alt.Color("variant:N", sort=list(VARIANTS), legend=None))
+    rule = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title="accuracy (95% Wilson interval)",
+                scale=alt.Scale(domain=[0, 1])), x2="high:Q")
+    point = base.mark_point(filled=True, size=70).encode(
+        x="accuracy:Q", tooltip=["source", "variant", "accuracy", "low", "high", "n"])
+    n_text = base.mark_text(align="left", dx=6, dy=-9, fontSize=10).encode(
+        x="accuracy:Q", text="label:N")
+    return ((rule + point + n_text).properties(width=280, height=alt.Step(30))
+            .facet(row=alt.Row("source:N", title=None))
+            .properties(title="PDDL-Mind ladder by variant"))

@@ -240,22 +240,35 @@ class ReaderEval:
         return acc.join(cost, on=["source", "system"], how="inner")
 
     def cost_accuracy_chart(self) -> Any:
-        """Score against tokens per question, one point per system and source (altair)."""
+        """Accuracy against tokens per question, one point per system over every
+        multiple-choice item, with its 95% interval over stories, n, and the mean chance
+        level as a dashed line (altair; per source in the ``cost_accuracy`` table)."""
         import altair as alt
 
-        data = self.cost_accuracy()
-        base = alt.Chart(data).encode(
-            x=alt.X("tokens_per_q:Q", title="tokens per question", scale=alt.Scale(zero=False)),
-            y=alt.Y("score:Q", title="score (unparsed is wrong)",
-                    scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("system:N"),
-        )
-        points = base.mark_point(filled=True, size=80).encode(
-            shape=alt.Shape("source:N"),
-            tooltip=["system", "source", "score", "accuracy", "calls_per_q", "tokens_per_q"])
-        labels = base.mark_text(dx=6, align="left", fontSize=9).encode(text="system:N")
-        return (points + labels).properties(width=360, height=260,
-                                            title="Cost and accuracy (CogRSI §5.1)")
+        chance = self.chance_table()
+        cost = self.cost_table().filter(pl.col("source") == "all").select(
+            "system", "tokens_per_q")
+        data = (chance.join(cost, on="system", how="inner")
+                .with_columns(label=pl.col("system") + " (n=" + pl.col("items").cast(pl.Utf8)
+                              + ")"))
+        x = alt.X("tokens_per_q:Q", title="tokens per question (prompt + reply, all calls)",
+                  scale=alt.Scale(zero=True))
+        y_title, y_scale = "accuracy (unparsed is wrong), 95% interval", alt.Scale(domain=[0, 1])
+        base = alt.Chart(data).encode(x=x, color=alt.Color(
+            "label:N", title="system (n)", legend=alt.Legend(orient="right", labelLimit=240)))
+        bars = base.mark_rule(strokeWidth=2).encode(
+            y=alt.Y("low:Q", title=y_title, scale=y_scale), y2="high:Q")
+        points = base.mark_point(filled=True, size=70).encode(
+            y="accuracy:Q", tooltip=["system", "items", "accuracy", "low", "high", "chance",
+                                     "tokens_per_q"])
+        level = float(data["chance"].mean()) if data.height else 0.0
+        line = alt.Chart(alt.Data(values=[{"chance": level}])).mark_rule(
+            strokeDash=[4, 4], color="#888").encode(y="chance:Q")
+        note = alt.Chart(alt.Data(values=[{"chance": level, "t": "chance"}])).mark_text(
+            align="left", dx=4, dy=-6, x=0, fontSize=10, color="#666").encode(
+            y="chance:Q", text="t:N")
+        return (line + note + bars + points).properties(
+            width=380, height=260, title="Cost and accuracy per system (CogRSI §5.1)")
 
 
 def run_systems(

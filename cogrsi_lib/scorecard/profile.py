@@ -199,5 +199,8 @@ def depth_curves(runs: Sequence[SystemRun], baselines: pl.DataFrame) -> pl.DataF
 
 def depth_figure(curves: pl.DataFrame, chance: float | None = None) -> alt.FacetChart:
     """The depth-curve figure (plan §4: "the central measurement")."""
-    return depth_chart(curves, chance).properties(title="Recursive reasoning: accuracy by depth")
+    chart = depth_chart(curves, chance)
+    subtitle = chart.title.subtitle if isinstance(chart.title, alt.Title) else None
+    return chart.properties(title=alt.Title("Recursive reasoning: accuracy by depth",
+                                            subtitle=subtitle))
 
