@@ -172,4 +172,7 @@ def test_tables_have_expected_rows(records: pl.DataFrame) -> None:
     assert pv.filter(pl.col("form") == "all").height == 3
     chart = result.cost_accuracy_chart().to_dict()
     assert len(ev.ReaderEval(result.items, records).cost_accuracy()) == 6
-    assert chart["layer"][0]["mark"]["type"] == "point"
+    marks = [layer["mark"]["type"] for layer in chart["layer"]]
+    assert marks == ["rule", "text", "rule", "point"]  # chance, its label, intervals, systems
+    points = [v for v in chart["datasets"].values() if v and "tokens_per_q" in v[0]]
+    assert points and {r["system"] for r in points[0]} == set(result.systems)
