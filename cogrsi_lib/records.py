@@ -141,6 +141,15 @@ def _calls_block(value: dict[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
+#: columns holding a question's options, shown one per line with their letters
+_OPTIONS = ("options_json", "options")
+
+
+def _letter(i: int) -> str:
+    """A, B, ..., Z, AA, AB, ...: the label an option is asked by."""
+    return _letter(i // 26 - 1) + chr(65 + i % 26) if i >= 26 else chr(65 + i)
+
+
 def _ordered(row: dict[str, Any]) -> list[str]:
     """The core columns a row has, in their declared order, then the rest in its order."""
     return [c for c in CORE if c in row] + [c for c in row if c not in CORE]
@@ -158,6 +167,8 @@ def render_record(row: dict[str, Any], columns: Sequence[str] | None = None) -> 
         if not columns and value in (None, "", [], {}):
             continue
         text = (_calls_block(value) if name in _CALLS and isinstance(value, dict) else None)
+        if text is None and name in _OPTIONS and isinstance(value, list):
+            text = "\n".join(f"{_letter(i)}. {v}" for i, v in enumerate(value))
         if text is None:
             text = _block(value)
         if "\n" in text or len(text) > 80 or name in _CALLS and isinstance(value, dict):

@@ -7,10 +7,12 @@ and not e2e"`` is the inner loop. A test that uses the ``embedded_model`` fixtur
 ``model`` here, and a notebook ``e2e``; any other test that loads the embedded model without
 one of those markers fails, so the inner loop never loads it unnoticed.
 
-Under pytest-xdist (``pytest -n 2``) every file that runs a model, and every notebook, goes
-to one worker as one unit, in collection order, so the models are loaded and served once and
-run with the whole machine's threads as in a serial run; the other files are spread over the
-workers, one file at a time. A run restricted with ``-m`` keeps xdist's own scheduling.
+Under pytest-xdist (``pytest -n 2``) the files that run vLLM form one unit and every other
+file that runs a model, and every notebook, another; each unit goes to one worker, in
+collection order, so each model is loaded or served once per run, with the thread counts of
+a serial run (so the same replies), while the other unit runs beside it. The model-free
+files follow, one file at a time, on whichever worker is free. A run restricted with ``-m``
+keeps xdist's own scheduling.
 """
 
 from __future__ import annotations
@@ -26,19 +28,24 @@ import pytest
 MAY_LOAD_MODEL = ("model", "vllm", "e2e")
 
 
-#: what puts a test file in the models' unit: a tier marker or the embedded model's fixture
+#: what puts a test file in a models' unit: a tier marker or the embedded model's fixture
 _MODEL_FILE = re.compile(r"mark\.(model|vllm|e2e|slow)\b|\bembedded_model\b")
-MODELS_UNIT = "models"
+_VLLM_FILE = re.compile(r"mark\.vllm\b")
+MODELS_UNIT, VLLM_UNIT = "models", "vllm"
 
 
 @functools.cache
-def _runs_models(path: str) -> bool:
+def _unit(path: str) -> str | None:
+    """The models' unit a test file belongs to, or None for a model-free file."""
     if path.endswith(".ipynb"):
-        return True
+        return MODELS_UNIT
     try:
-        return bool(_MODEL_FILE.search(Path(path).read_text(encoding="utf-8")))
+        text = Path(path).read_text(encoding="utf-8")
     except OSError:
-        return False
+        return None
+    if _VLLM_FILE.search(text):
+        return VLLM_UNIT
+    return MODELS_UNIT if _MODEL_FILE.search(text) else None
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -51,12 +58,11 @@ def pytest_xdist_make_scheduler(config, log):
     class ModelsFirst(OrderedDict):
         def __setitem__(self, scope, tests) -> None:
             super().__setitem__(scope, tests)
-            if scope == MODELS_UNIT:
+            if scope in (MODELS_UNIT, VLLM_UNIT):
                 self.move_to_end(scope, last=False)
 
     class ModelsTogether(LoadScopeScheduling):
-        """One unit for the files that run models, handed out first; one unit per file for
-        the rest."""
+        """The two models' units handed out first; one unit per file for the rest."""
 
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
@@ -64,7 +70,7 @@ def pytest_xdist_make_scheduler(config, log):
 
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return MODELS_UNIT if _runs_models(str(root / path)) else path
+            return _unit(str(root / path)) or path
 
     return ModelsTogether(config, log)
 

@@ -179,3 +179,10 @@ def test_unreadable_inputs_fail_clearly(tmp_path):
         load_records(tmp_path / "broken.parquet")
     result = CliRunner().invoke(app, ["records", "show", str(tmp_path / "missing.parquet")])
     assert result.exit_code == 2 and "no records file" in result.output
+
+
+def test_options_are_shown_with_the_letters_they_are_asked_by():
+    text = render_record({"question": "Where?", "options_json": '["box", "basket", "bag"]'})
+    assert "options_json:\n    A. box\n    B. basket\n    C. bag" in text
+    many = render_record({"options_json": json.dumps([str(i) for i in range(28)])})
+    assert "    Z. 25\n    AA. 26\n    AB. 27" in many

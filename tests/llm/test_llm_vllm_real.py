@@ -29,10 +29,11 @@ pytestmark = pytest.mark.vllm
 
 @pytest.fixture(scope="module")
 def adapter(tmp_path_factory):
-    """The train stage's committed adapter (from the repository's DVC remote)."""
+    """The long training configuration's adapter (``reports/train-long.dvc``, from the
+    repository's DVC remote): trained long enough to change the base's answers."""
     from cogrsi_lib.pipeline import find_repo_root
 
-    return committed_run(find_repo_root(), "train/adapter",
+    return committed_run(find_repo_root(), "train-long/adapter",
                          tmp_path_factory.mktemp("committed") / "adapter")
 
 
@@ -205,10 +206,10 @@ TINY_STAGES = ("harness", "pddl_mind", "scorecard", "loops", "audit")
 #: params.yaml CPU setting. reader_eval runs at its full CPU setting below.
 TINY = {
     "harness": {"ablations": ["base", "full"], "n_per_benchmark": 1, "n_oracle": 1,
-                "agreement": {"n_worlds": 20},
+                "agreement": {"n_worlds": 10},
                 "dev": {"n_tombench": 1, "n_oracle": 1, "rounds": 1, "budget": 8,
                         "max_tokens": 64}},
-    "pddl_mind": {"n_stories": 1, "questions_per_story": 1, "n_cross_check": 10,
+    "pddl_mind": {"n_stories": 1, "questions_per_story": 1, "n_cross_check": 4,
                   "n_per_category": 1},
     "scorecard": {"interventions": ["perspective"], "n_per_cell": 1, "n_per_game": 1,
                   "selfpred_test": 1, "applied_depths": [1], "observation_counts": [0],
@@ -216,13 +217,13 @@ TINY = {
     "loops": {"rounds": 2, "discovery_size": 4, "trial_size": 4, "n_trials": 2,
               "final_size": 4, "heldout_size": 2, "max_candidates": 2, "builder_max_tokens": 64,
               "shadow_study": {"arms": ["accuracy_library", "gated_library"], "seeds": [0],
-                               "rounds": 2, "discovery_size": 8, "trial_size": 8,
-                               "dev_stories": 60, "final_size": 20},
-              "shadow_audit": {"n_worlds": 40, "seed": 7, "max_depth": 2},
-              "noise_rounds": 1000},
-    "audit": {"n_worlds": 60, "max_tokens": 256,
-              "registration": {"seeds": [0], "rounds": 2, "discovery_size": 8, "trial_size": 8,
-                               "dev_stories": 60, "final_size": 20},
+                               "rounds": 1, "discovery_size": 4, "trial_size": 4,
+                               "dev_stories": 30, "final_size": 8},
+              "shadow_audit": {"n_worlds": 20, "seed": 7, "max_depth": 2},
+              "noise_rounds": 200},
+    "audit": {"n_worlds": 30, "max_tokens": 256,
+              "registration": {"seeds": [0], "rounds": 1, "discovery_size": 4, "trial_size": 4,
+                               "dev_stories": 30, "final_size": 8},
               "replay": {"max_per_rule": 1, "n_controls": 1}},
 }
 
