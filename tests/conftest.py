@@ -7,12 +7,12 @@ and not e2e"`` is the inner loop. A test that uses the ``embedded_model`` fixtur
 ``model`` here, and a notebook ``e2e``; any other test that loads the embedded model without
 one of those markers fails, so the inner loop never loads it unnoticed.
 
-Under pytest-xdist (``pytest -n 2``) the files that run vLLM form one unit and every other
-file that runs a model, and every notebook, another; each unit goes to one worker, in
-collection order, so each model is loaded or served once per run, with the thread counts of
-a serial run (so the same replies), while the other unit runs beside it. The model-free
-files follow, one file at a time, on whichever worker is free. A run restricted with ``-m``
-keeps xdist's own scheduling.
+Under pytest-xdist (``pytest -n 2``) every file that runs a model, and every notebook, goes
+to one worker as one unit, in collection order, so each model is loaded or served once per
+run, with the thread counts of a serial run (so the same replies); the other worker takes the
+model-free files meanwhile, one file at a time. Two model units side by side were tried: the
+vLLM engine's busy loop and torch's threads then oversubscribe the two cores and both slow
+down many times over. A run restricted with ``-m`` keeps xdist's own scheduling.
 """
 
 from __future__ import annotations
@@ -30,21 +30,18 @@ MAY_LOAD_MODEL = ("model", "vllm", "e2e")
 
 #: what puts a test file in a models' unit: a tier marker or the embedded model's fixture
 _MODEL_FILE = re.compile(r"mark\.(model|vllm|e2e|slow)\b|\bembedded_model\b")
-_VLLM_FILE = re.compile(r"mark\.vllm\b")
-MODELS_UNIT, VLLM_UNIT = "models", "vllm"
+MODELS_UNIT = "models"
 
 
 @functools.cache
 def _unit(path: str) -> str | None:
-    """The models' unit a test file belongs to, or None for a model-free file."""
+    """The models' unit for a test file that runs a model, None for a model-free one."""
     if path.endswith(".ipynb"):
         return MODELS_UNIT
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError:
         return None
-    if _VLLM_FILE.search(text):
-        return VLLM_UNIT
     return MODELS_UNIT if _MODEL_FILE.search(text) else None
 
 
@@ -58,11 +55,11 @@ def pytest_xdist_make_scheduler(config, log):
     class ModelsFirst(OrderedDict):
         def __setitem__(self, scope, tests) -> None:
             super().__setitem__(scope, tests)
-            if scope in (MODELS_UNIT, VLLM_UNIT):
+            if scope == MODELS_UNIT:
                 self.move_to_end(scope, last=False)
 
     class ModelsTogether(LoadScopeScheduling):
-        """The two models' units handed out first; one unit per file for the rest."""
+        """The models' unit handed out first; one unit per file for the rest."""
 
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
