@@ -74,7 +74,7 @@ show_chart(report.round_chart(run.rounds), out / 'rounds')
 kept = report.kept_rules(run.rounds, run.candidates)
 write_table(kept, out / 'kept_rules', title='Admitted updates, round by round',
             why_empty='no candidate passed the admission margin in any round '
-                      '(rounds.md gives each round\'s candidates and gains)')
+                      '(candidates.parquet holds each round\'s candidates and gains)')
 kept
 
 # %% [markdown]
