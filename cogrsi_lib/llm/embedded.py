@@ -103,6 +103,10 @@ def _package_version(package: str) -> str:
 
 #: a batch's padded prompts may be at most this many times the prompt text they carry
 MAX_PADDING = 1.5
+#: at most this many padded prompt tokens in a batch of several requests: a masked batch
+#: copies its whole KV cache at each step (grouped-query attention under a mask), which
+#: outweighs the per-step cost of decoding long prompts apart
+BATCH_TOKENS = 4096
 
 #: weights loaded in this process, by GGUF file (path, size, mtime) and adapter hash
 _WEIGHTS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
@@ -293,8 +297,8 @@ class EmbeddedBackend(Backend):
         """Pack jobs into batches of at most ``max_batch`` rows: the samples of one request
         stay together (one shared prefill), requests of similar prompt length go together,
         and a batch's left-padded prompts may hold at most :data:`MAX_PADDING` times the
-        prompt text they carry (on the CPU a prefill costs what its padded tokens cost, so a
-        short prompt batched with a long one is no cheaper than alone)."""
+        prompt text they carry and :data:`BATCH_TOKENS` tokens in all (a long prompt decodes
+        faster alone)."""
         groups: dict[Request, list[int]] = {}
         for pos, j in enumerate(jobs):
             groups.setdefault(j.request, []).append(pos)
@@ -302,13 +306,14 @@ class EmbeddedBackend(Backend):
         for positions in groups.values():
             for start in range(0, len(positions), self.max_batch):
                 pieces.append(positions[start : start + self.max_batch])
-        lengths = {r: len(self.render_prompt(r)) for r in groups}
+        lengths = {r: self.count_tokens(self.render_prompt(r)) for r in groups}
         pieces.sort(key=lambda ps: lengths[jobs[ps[0]].request])
 
         def fits(rows: list[int]) -> bool:
             sizes = [lengths[r] for r in {jobs[p].request for p in rows}]
             return (len(rows) <= self.max_batch
-                    and len(sizes) * max(sizes) <= MAX_PADDING * sum(sizes))
+                    and len(sizes) * max(sizes) <= MAX_PADDING * sum(sizes)
+                    and len(rows) * max(sizes) <= BATCH_TOKENS)
 
         chunks: list[list[int]] = []
         for piece in pieces:
@@ -342,8 +347,30 @@ class EmbeddedBackend(Backend):
             new_cache = out.past_key_values
         return out.logits[:, -1, :].float(), new_cache
 
+    def _prefill(self, prompt_ids: list[list[int]]) -> tuple[Any, Any, Any]:
+        """Each prompt prefilled alone, then their KV caches left-padded into one batch for
+        decoding: last logits, cache and attention mask. Alone, a prompt needs no attention
+        mask, and attention takes its causal kernel; a padded batch's mask sends a long
+        prefill to the general one, several times slower on the CPU."""
+        import torch
+
+        width = max(len(x) for x in prompt_ids)
+        mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in prompt_ids],
+                            dtype=torch.long)
+        logits, caches = [], []
+        for x in prompt_ids:
+            row = torch.tensor([x], dtype=torch.long)
+            out, cache = self._forward(row, None, torch.ones_like(row),
+                                       torch.arange(len(x)).unsqueeze(0))
+            logits.append(out)
+            caches.append(cache)
+        if len(caches) == 1:
+            return logits[0], caches[0], mask
+        return torch.cat(logits), _left_padded(caches, width, self._model.config), mask
+
     def _decode(self, jobs: list[Job]) -> list[Completion]:
-        """Sample one completion per job, all rows decoded together (left-padded prompts)."""
+        """Sample one completion per job: each distinct prompt prefilled alone, then all rows
+        decoded together (left-padded)."""
         import torch
 
         tok, model = self._tok, self._model
@@ -357,13 +384,6 @@ class EmbeddedBackend(Backend):
             if len(ids) >= ctx:
                 raise ValueError(f"prompt of {len(ids)} tokens exceeds the {ctx}-token context")
             prompt_ids.append(list(ids))
-        width = max(len(x) for x in prompt_ids)
-        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-        ids = torch.tensor([[pad] * (width - len(x)) + x for x in prompt_ids], dtype=torch.long)
-        mask = torch.tensor(
-            [[0] * (width - len(x)) + [1] * len(x) for x in prompt_ids], dtype=torch.long
-        )
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
 
         rows = len(jobs)
         params = [j.request.params for j in jobs]
@@ -377,7 +397,7 @@ class EmbeddedBackend(Backend):
         texts: list[str | None] = [None] * rows
         t0 = time.perf_counter()
         with torch.inference_mode():
-            logits, cache = self._forward(ids, None, mask, positions)
+            logits, cache, mask = self._prefill(prompt_ids)
             row_of = [uniq[j.request] for j in jobs]
             if row_of != list(range(len(uniq))):
                 sel = torch.tensor(row_of, dtype=torch.long)
@@ -523,6 +543,24 @@ def _eos_ids(tok: Any, model: Any) -> set[int]:
     if isinstance(im_end, int) and im_end != tok.unk_token_id:
         ids.add(im_end)
     return ids
+
+
+def _left_padded(caches: Sequence[Any], width: int, config: Any) -> Any:
+    """One-row KV caches stacked into one, each left-padded with zeros to ``width``
+    positions (the attention mask hides them)."""
+    import torch
+    from transformers import DynamicCache
+
+    def pad(t: Any) -> Any:
+        missing = width - t.shape[-2]
+        return t if not missing else torch.cat(
+            [t.new_zeros(*t.shape[:-2], missing, t.shape[-1]), t], dim=-2)
+
+    merged = DynamicCache(config=config)
+    for i in range(len(caches[0].layers)):
+        merged.update(torch.cat([pad(c.layers[i].keys) for c in caches]),
+                      torch.cat([pad(c.layers[i].values) for c in caches]), i)
+    return merged
 
 
 def _select_rows(cache: Any, idx: Any) -> Any:

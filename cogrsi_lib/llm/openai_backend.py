@@ -119,6 +119,24 @@ class Endpoint:
         self._sizes: dict[str, int | None] = {}  # prompt tokens by request body
         self._lock = threading.Lock()
         self._checked = url is None or not type(client).__module__.startswith("openai")
+        self._models: Any = None  # the server's /models listing, once fetched
+        self._fetched = False
+
+    def _listing(self, timeout_s: float) -> Any:
+        """The server's ``/models`` listing, fetched once (None when the route is missing or
+        answers no JSON); network errors propagate."""
+        with self._lock:
+            if self._fetched:
+                return self._models
+        try:
+            with urllib.request.urlopen(f"{(self.url or '').rstrip('/')}/models",
+                                        timeout=timeout_s) as resp:
+                listing = json.loads(resp.read())
+        except (urllib.error.HTTPError, ValueError):
+            listing = None  # it answers; a server without the route is not refused here
+        with self._lock:
+            self._models, self._fetched = listing, True
+        return listing
 
     def check(self, model: str, timeout_s: float = 10.0) -> None:
         """Raise :class:`EndpointUnavailable` if the server cannot be reached or lists models
@@ -126,20 +144,14 @@ class Endpoint:
         with self._lock:
             if self._checked:
                 return
-        url = f"{(self.url or '').rstrip('/')}/models"
         try:
-            with urllib.request.urlopen(url, timeout=timeout_s) as resp:
-                listing = json.loads(resp.read())
-        except urllib.error.HTTPError:
-            listing = None  # it answers; a server without the route is not refused here
-        except (urllib.error.URLError, OSError) as e:
+            listing = self._listing(timeout_s)
+        except OSError as e:
             why = getattr(e, "reason", e)
             text = ("connection refused" if isinstance(why, ConnectionRefusedError)
                     else "timed out" if isinstance(why, TimeoutError)
                     else f"unreachable ({why})")
             raise EndpointUnavailable(f"{text} at {self.url}") from None
-        except ValueError:
-            listing = None
         served = ([m.get("id") for m in listing.get("data", []) if isinstance(m, dict)]
                   if isinstance(listing, dict) and isinstance(listing.get("data"), list)
                   else None)
@@ -167,7 +179,7 @@ class Endpoint:
             if not self._probe or self._limit is not None:
                 return self._limit
         try:
-            listing = self._http("GET", f"{(self.url or '').rstrip('/')}/models")
+            listing = self._listing(min(self.timeout_s, 60.0))
             found = [m.get("max_model_len") for m in listing.get("data", [])
                      if m.get("id") == model]
             limit = int(found[0]) if found and found[0] else None

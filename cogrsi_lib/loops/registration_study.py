@@ -256,7 +256,9 @@ def comparison_table(run: StudyRun) -> pl.DataFrame:
                  / max(1, int(base["dev_n"].sum())),
                  "pair_accuracy": float(base["item_accuracy"].mean()),
                  "pair_validity": float(base["pair_validity"].mean())})
-    return pl.DataFrame(rows, infer_schema_length=None)
+    shares = {f"kept_{v}_share": pl.Float64 for v in VERDICT_COLUMNS}
+    # a run that kept no rule has no share in any row: the columns stay typed
+    return pl.DataFrame(rows, infer_schema_length=None, schema_overrides=shares)
 
 
 def margin_passing(candidates: pl.DataFrame) -> pl.DataFrame:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import polars as pl
 
-from cogrsi_lib.stats import paired_bootstrap
+from cogrsi_lib.stats import paired_bootstrap, wilson_bounds
 
 REFERENCE_ROWS = {"none": "no principle", "expert": "expert principle"}
 
@@ -28,15 +28,12 @@ def round_chart(rounds: pl.DataFrame) -> alt.FacetChart:
     """The incumbent's accuracy on each round's new discovery questions, with its 95%
     Wilson interval and n, on the full 0-100% axis (a cohort of a few questions moves by
     whole steps), per arm."""
-    from statsmodels.stats.proportion import proportion_confint
-
     df = rounds.select(
         "arm", pl.col("seed").cast(pl.Utf8), "round", "discovery_accuracy", "discovery_n",
         admitted=pl.col("admitted").is_not_null())
-    bounds = [proportion_confint(round(a / 100 * n), n, method="wilson") if n else (0.0, 1.0)
-              for a, n in zip(df["discovery_accuracy"], df["discovery_n"], strict=True)]
-    df = df.with_columns(low=pl.Series([100 * lo for lo, _ in bounds]),
-                         high=pl.Series([100 * hi for _, hi in bounds]))
+    lows, highs = wilson_bounds((df["discovery_accuracy"] / 100).to_list(),
+                                df["discovery_n"].to_list())
+    df = df.with_columns(low=100 * pl.Series(lows), high=100 * pl.Series(highs))
     n = sorted(set(df["discovery_n"].to_list()))
     base = alt.Chart(df).encode(
         x=alt.X("round:O", title="round"),

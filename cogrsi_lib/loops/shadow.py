@@ -29,6 +29,7 @@ import polars as pl
 from cogrsi_lib.loops.arms import ArmConfig
 from cogrsi_lib.loops.gates import GateResult
 from cogrsi_lib.loops.registration import RegistrationRule, Scored, select
+from cogrsi_lib.stats import wilson
 
 #: the verdicts Figure 7 decides between; the rest (ambiguous, vacuous, retire) are undecided
 DECIDED = ("valid", "invalid")
@@ -118,16 +119,6 @@ def with_verdicts(shadow: pl.DataFrame, verdicts: pl.DataFrame) -> pl.DataFrame:
         "verdict", [of.get(t) if t else None for t in shadow["written"]], dtype=pl.Utf8))
 
 
-def wilson(k: int, n: int) -> tuple[float | None, float | None]:
-    """Wilson 95% interval of a proportion (statsmodels), in percent."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    if n == 0:
-        return None, None
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return 100.0 * float(lo), 100.0 * float(hi)
-
-
 def kept_validity(shadow: pl.DataFrame) -> pl.DataFrame:
     """Figure 7a: per rule, the candidates it keeps, their verdicts (``unaudited``: retires
     and texts the audit did not see) and the share of invalid among the decided ones (valid
@@ -138,6 +129,7 @@ def kept_validity(shadow: pl.DataFrame) -> pl.DataFrame:
         decided = kept.filter(pl.col("verdict").is_in(DECIDED))
         n_inv = int((decided["verdict"] == "invalid").sum())
         lo, hi = wilson(n_inv, decided.height)
+        lo, hi = (None, None) if lo is None else (100.0 * lo, 100.0 * hi)
         rows.append({"rule": rule, "kept": kept.height,
                      "kept_texts": kept["written"].drop_nulls().n_unique(),
                      "decided": decided.height, "invalid": n_inv,

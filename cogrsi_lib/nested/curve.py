@@ -18,6 +18,7 @@ from cogrsi_lib.nested.facts import ADVERSARIAL
 from cogrsi_lib.nested.heuristics import HEURISTICS, is_shortcut
 from cogrsi_lib.nested.items import NestedItem
 from cogrsi_lib.nested.score import score
+from cogrsi_lib.stats import wilson_bounds
 
 ORACLE = "oracle"
 
@@ -61,12 +62,8 @@ def depth_chart(curves: pl.DataFrame, chance: float | None = None) -> alt.FacetC
     """Accuracy against depth with 95% Wilson intervals, one line per predictor (each with
     its own dash and point shape, so that coinciding lines stay visible), one panel per
     subset, chance dashed; n per point in the subtitle and tooltips."""
-    import numpy as np
-    from statsmodels.stats.proportion import proportion_confint
-
-    n = curves["n"].to_numpy()
-    hits = np.round(curves["accuracy"].to_numpy() * n)
-    low, high = proportion_confint(hits, np.maximum(n, 1), method="wilson")
+    n = curves["n"]
+    low, high = wilson_bounds(curves["accuracy"].to_list(), n.to_list())
     data = curves.with_columns(("R" + pl.col("depth").cast(pl.Utf8)).alias("level"),
                                pl.Series("low", low), pl.Series("high", high)).to_dicts()
     order = list(dict.fromkeys(curves["predictor"].to_list()))

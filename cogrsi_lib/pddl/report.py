@@ -25,6 +25,7 @@ from cogrsi_lib.pddl.diagnosis import FAILURE_CLASSES
 from cogrsi_lib.pddl.examples import BenchmarkSample
 from cogrsi_lib.pddl.ladder import VARIANTS
 from cogrsi_lib.pddl.oracle_map import cross_check
+from cogrsi_lib.stats import wilson_bounds
 
 _ORDER = {v: i for i, v in enumerate(VARIANTS)}
 _VARIANT = pl.col("system").alias("variant")
@@ -138,15 +139,11 @@ def availability_table(samples: Sequence[BenchmarkSample]) -> pl.DataFrame:
 
 def ladder_chart(table: pl.DataFrame) -> alt.FacetChart:
     """Accuracy by variant with its 95% Wilson interval and n, one panel per source."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    rows = []
-    for r in table.select("source", "variant", "accuracy", "n").iter_rows(named=True):
-        hits = round(r["accuracy"] * r["n"])
-        low, high = proportion_confint(hits, r["n"], method="wilson") if r["n"] else (0, 1)
-        rows.append({**r, "low": float(low), "high": float(high),
-                     "label": f"n={r['n']}"})
-    data = pl.DataFrame(rows)
+    data = table.select("source", "variant", "accuracy", "n")
+    lows, highs = wilson_bounds(data["accuracy"].to_list(), data["n"].to_list())
+    data = data.with_columns(pl.Series("low", lows, dtype=pl.Float64),
+                             pl.Series("high", highs, dtype=pl.Float64),
+                             label="n=" + pl.col("n").cast(pl.Utf8))
     base = alt.Chart(data).encode(
         y=alt.Y("variant:N", sort=list(VARIANTS), title=None),
         color=alt.Color("variant:N", sort=list(VARIANTS), legend=None))

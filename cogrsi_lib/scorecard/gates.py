@@ -31,7 +31,7 @@ import polars as pl
 
 from cogrsi_lib.scorecard.runs import SystemRun
 from cogrsi_lib.settings import Settings
-from cogrsi_lib.stats import paired_bootstrap, resample_counts
+from cogrsi_lib.stats import MIN_N, paired_bootstrap, resample_counts, why_underpowered
 
 PASS, FAIL, NOT_RUN = "pass", "fail", "not_run"
 
@@ -49,7 +49,7 @@ class GateConfig(Settings):
     max_cost_ratio: float = 3.0
     max_battery_drop: float = 0.05
     require_ci: bool = True
-    min_n: int = 30  # items a measured check needs to pass (clusters for ratio checks)
+    min_n: int = MIN_N  # items a measured check needs to pass (clusters for ratio checks)
     confidence: float = 0.95
     n_resamples: int = 2000
     seed: int = 0
@@ -121,7 +121,7 @@ def _measured(name: str, ok: bool, est: float, low: float, high: float, n: int,
     no regression)."""
     why = ""
     if n < cfg.min_n:
-        why = f"underpowered: n = {n} < {cfg.min_n}"
+        why = f"underpowered: {why_underpowered(est, low, high, n, cfg.min_n)}"
     elif gain and not (high > low):
         why = f"degenerate interval [{low:.3g}, {high:.3g}]"
     notes = "; ".join(x for x in (note, why, f"n = {n}" if not why else "") if x)

@@ -1,5 +1,5 @@
 """Statistics: paired cluster bootstraps, seed/scenario bootstraps, Holm (CogRSI §3, E.3),
-accuracy against chance."""
+accuracy against chance, Wilson intervals, power."""
 
 from cogrsi_lib.stats.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -12,6 +12,7 @@ from cogrsi_lib.stats.bootstrap import (
     seed_scenario_bootstrap,
 )
 from cogrsi_lib.stats.chance import against_chance, chance_table
+from cogrsi_lib.stats.interval import wilson, wilson_bounds
 from cogrsi_lib.stats.multiple import benjamini_hochberg, holm
 from cogrsi_lib.stats.power import (
     MIN_N,
@@ -27,6 +28,8 @@ __all__ = [
     "minimum_detectable_effect",
     "underpowered",
     "why_underpowered",
+    "wilson",
+    "wilson_bounds",
     "with_power",
     "DEFAULT_RESAMPLES",
     "BootstrapResult",

@@ -28,18 +28,28 @@ def minimum_detectable_effect(low: float, high: float) -> float:
     return (Z_ALPHA + Z_POWER) * (high - low) / (2 * Z_ALPHA)
 
 
+def _finite(*values: float | None) -> bool:
+    return all(v is not None and math.isfinite(v) for v in values)
+
+
+def _judged(diff: float | None, low: float | None, high: float | None, n: int,
+            min_n: int) -> tuple[float | None, str]:
+    """The row's minimum detectable effect (None without an interval) and why it cannot
+    carry a finding ("" when it can)."""
+    mde = minimum_detectable_effect(low, high) if _finite(low, high) else None
+    if n < min_n:
+        return mde, f"n = {n} < {min_n}"
+    if mde is None or diff is None or not _finite(diff):
+        return mde, "no interval"
+    if abs(diff) < mde:
+        return mde, f"|difference| {abs(diff):.3g} < detectable {mde:.3g}"
+    return mde, ""
+
+
 def why_underpowered(diff: float | None, low: float | None, high: float | None, n: int,
                      min_n: int = MIN_N) -> str:
     """Why the row cannot carry a finding ("" when it can)."""
-    if n < min_n:
-        return f"n = {n} < {min_n}"
-    if diff is None or low is None or high is None or not all(
-            math.isfinite(v) for v in (diff, low, high)):
-        return "no interval"
-    mde = minimum_detectable_effect(low, high)
-    if abs(diff) < mde:
-        return f"|difference| {abs(diff):.3g} < detectable {mde:.3g}"
-    return ""
+    return _judged(diff, low, high, n, min_n)[1]
 
 
 def underpowered(diff: float | None, low: float | None, high: float | None, n: int,
@@ -53,11 +63,10 @@ def with_power(table: Any, diff: str = "diff", n: str = "n", low: str = "low",
     a row is underpowered, empty when it is not)."""
     import polars as pl
 
-    notes = [why_underpowered(r[diff], r[low], r[high], int(r[n]), min_n)
-             for r in table.select(diff, low, high, n).iter_rows(named=True)]
-    mde = [minimum_detectable_effect(r[low], r[high])
-           if r[low] is not None and r[high] is not None else None
-           for r in table.select(low, high).iter_rows(named=True)]
+    judged = [_judged(r[diff], r[low], r[high], int(r[n]), min_n)
+              for r in table.select(diff, low, high, n).iter_rows(named=True)]
+    mde = [m for m, _ in judged]
+    notes = [why for _, why in judged]
     return table.with_columns(pl.Series("mde", mde, dtype=pl.Float64),
                               pl.Series("underpowered", [bool(x) for x in notes],
                                         dtype=pl.Boolean),

@@ -74,24 +74,33 @@ def test_installed_weights_are_found_without_importing_the_package() -> None:
 
 
 def test_batches_keep_samples_together_and_bound_their_padding(tmp_path, monkeypatch) -> None:
-    """Requests of similar length share a batch, a request's samples stay together, and a
-    short prompt is not padded to a long one's length (no model is loaded)."""
+    """Requests of similar length share a batch, a request's samples stay together, a short
+    prompt is not padded to a long one's length, and long prompts of different requests
+    decode apart (no model is loaded)."""
     from cogrsi_lib.llm import Request
+    from cogrsi_lib.llm.embedded import BATCH_TOKENS
     from cogrsi_lib.llm.types import expand
 
     f = tmp_path / "tiny.gguf"
     f.write_bytes(b"GGUF0000")
     b = EmbeddedBackend(f, max_batch=4)
     monkeypatch.setattr(b, "render_prompt", lambda r: r.messages[-1].content)
+    monkeypatch.setattr(b, "count_tokens", len)  # one token a character
     short = [Request.of("s" * (100 + k), n=1) for k in range(5)]
-    long = [Request.of("L" * 3000, n=2), Request.of("L" * 2900, n=1)]
-    jobs = expand([long[0], *short, long[1]])
+    long = [Request.of("L" * 1400, n=2), Request.of("L" * 1300, n=1),
+            Request.of("L" * 3000, n=3)]
+    jobs = expand([long[0], *short, long[1], long[2]])
     chunks = b._chunks(jobs)
     assert sorted(p for c in chunks for p in c) == list(range(len(jobs)))
     assert all(len(c) <= 4 for c in chunks)
     for c in chunks:
         sizes = {len(jobs[p].request.messages[-1].content) for p in c}
         assert max(sizes) <= 1.5 * min(sizes), sizes  # never short with long
+        if len({jobs[p].request for p in c}) > 1:
+            assert len(c) * max(sizes) <= BATCH_TOKENS, sizes
     where = {p: k for k, c in enumerate(chunks) for p in c}
-    assert where[0] == where[1]  # the two samples of one request
-    assert len(chunks) == 3  # 4 short, then 1 short, then the two long requests' 3 rows
+    assert where[0] == where[1] and where[8] == where[9] == where[10]  # samples together
+    # 4 short, then 1 short; the 1,400- and 1,300-character requests' 3 rows together
+    # (4,200 tokens padded would exceed the budget: so apart); the 3,000 one's 3 samples alone
+    # even though 9,000 padded tokens exceed it (one request's samples share one prefill)
+    assert [len(c) for c in chunks] == [4, 1, 1, 2, 3]

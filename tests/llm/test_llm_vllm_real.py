@@ -222,7 +222,7 @@ TINY = {
               "shadow_audit": {"n_worlds": 20, "seed": 7, "max_depth": 2},
               "noise_rounds": 200},
     "audit": {"n_worlds": 30, "max_tokens": 256,
-              "registration": {"seeds": [0], "rounds": 2, "discovery_size": 8, "trial_size": 8,
+              "registration": {"seeds": [0], "rounds": 1, "discovery_size": 8, "trial_size": 8,
                                "dev_stories": 60, "final_size": 20},
               "replay": {"max_per_rule": 1, "n_controls": 1}},
 }

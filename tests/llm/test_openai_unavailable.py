@@ -29,19 +29,36 @@ def closed_port() -> int:
 
 
 @contextlib.contextmanager
-def listing(models: list[str]):
-    """A server whose ``/v1/models`` lists ``models``."""
+def listing(models: list[str], gets: list[str] | None = None):
+    """A server whose ``/v1/models`` lists ``models`` (each with vLLM's ``max_model_len``)
+    and whose chat completions answer "ok"; the paths of its GETs go to ``gets``."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
-        def do_GET(self):  # noqa: N802
-            data = json.dumps({"object": "list", "data": [{"id": m} for m in models]}).encode()
+        def _send(self, body: dict) -> None:
+            data = json.dumps(body).encode()
             self.send_response(200)
+            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def do_GET(self):  # noqa: N802
+            if gets is not None:
+                gets.append(self.path)
+            self._send({"object": "list",
+                        "data": [{"id": m, "max_model_len": 2048} for m in models]})
+
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self._send({"id": "x", "object": "chat.completion", "created": 0,
+                        "model": body["model"],
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": "ok"}}],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 1,
+                                  "total_tokens": 6}})
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -83,3 +100,14 @@ def test_a_server_without_a_models_route_is_used() -> None:
     with recording_server("ok") as server:
         (out,) = backend(server.url).generate([Request.of("hello", max_tokens=4)])
     assert out[0].text == "ok" and len(server.seen) == 1
+
+
+def test_the_model_listing_is_fetched_once_for_the_check_and_the_context_length() -> None:
+    gets: list[str] = []
+    with listing(["m"], gets) as url:
+        b = backend(url)
+        (out,) = b.generate([Request.of("hello", max_tokens=4)])
+        (endpoint,) = b.endpoints
+        assert endpoint.max_model_len("m") == 2048
+        b.generate([Request.of("again", max_tokens=4)])
+    assert out[0].text == "ok" and gets == ["/v1/models"]

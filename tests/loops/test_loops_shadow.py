@@ -11,6 +11,7 @@ from cogrsi_lib.loops import shadow
 from cogrsi_lib.loops.arms import builtin_arms
 from cogrsi_lib.loops.stage import run_shadow_study, run_stage, stage_data
 from cogrsi_lib.stage_params import load
+from cogrsi_lib.stats import wilson, wilson_bounds
 
 from .test_loops_stage import TINY
 
@@ -74,9 +75,11 @@ def test_figure7_tables_count_by_verdict():
 def test_total_variation_and_wilson():
     assert shadow.total_variation([0.0, 1.0], [0.0, 1.0]) == 0.0
     assert shadow.total_variation([0.0, 0.0, 1.0, 2.0], [0.0, 1.0]) == pytest.approx(0.25)
-    lo, hi = shadow.wilson(5, 10)
-    assert lo == pytest.approx(23.66, abs=0.01) and hi == pytest.approx(76.34, abs=0.01)
-    assert shadow.wilson(0, 0) == (None, None)
+    lo, hi = wilson(5, 10)
+    assert lo == pytest.approx(0.2366, abs=1e-4) and hi == pytest.approx(0.7634, abs=1e-4)
+    assert wilson(0, 0) == (None, None)
+    # a chart's bar: the share times n, rounded, and nothing measured at n = 0
+    assert wilson_bounds([0.5, 0.3], [10, 0]) == ([lo, 0.0], [hi, 1.0])
 
 
 def test_shadow_replay_reproduces_the_live_decisions_of_a_real_stage(tmp_path):

@@ -191,6 +191,14 @@ def test_comparison_counts_add_up(study) -> None:
     assert not study.unknown
 
 
+def test_a_run_that_kept_no_rule_has_typed_share_columns(study) -> None:
+    table = comparison_table(replace(study, kept=study.kept.clear()))
+    shares = [c for c in table.columns if c.startswith("kept_") and c.endswith("_share")]
+    assert len(shares) == 4
+    assert all(table[c].dtype == pl.Float64 and table[c].null_count() == table.height
+               for c in shares)
+
+
 def test_params_yaml_registration_setting_is_a_valid_config() -> None:
     from pathlib import Path
 
