@@ -7,10 +7,12 @@ and not e2e"`` is the inner loop. A test that uses the ``embedded_model`` fixtur
 ``model`` here, and a notebook ``e2e``; any other test that loads the embedded model without
 one of those markers fails, so the inner loop never loads it unnoticed.
 
-Under pytest-xdist (``pytest -n 2``) every file that runs a model, and every notebook, goes
-to one worker as one unit, in collection order, so each model is loaded or served once per
-run, with the thread counts of a serial run (so the same replies); the other worker takes the
-model-free files meanwhile, one file at a time. Two model units side by side were tried: the
+Under pytest-xdist (``pytest -n 2``) every file that runs a model (``model`` or ``vllm``
+marker, or the ``embedded_model`` fixture), and the notebooks in :data:`MODEL_NOTEBOOKS`,
+go to one worker as one unit, in collection order, so each model is loaded or served once
+per run, with the thread counts of a serial run (so the same replies); the other worker takes
+the model-free files meanwhile, one file at a time, the stage runs and notebooks on scripted
+stand-ins among them. Two model units side by side were tried: the
 vLLM engine's busy loop and torch's threads then oversubscribe the two cores and both slow
 down many times over. A run restricted with ``-m`` keeps xdist's own scheduling.
 """
@@ -28,16 +30,19 @@ import pytest
 MAY_LOAD_MODEL = ("model", "vllm", "e2e")
 
 
-#: what puts a test file in a models' unit: a tier marker or the embedded model's fixture
-_MODEL_FILE = re.compile(r"mark\.(model|vllm|e2e|slow)\b|\bembedded_model\b")
+#: what puts a test file in a models' unit: a model's marker or the embedded model's fixture
+_MODEL_FILE = re.compile(r"mark\.(model|vllm)\b|\bembedded_model\b")
 MODELS_UNIT = "models"
+#: the notebooks whose CI defaults run a real model (train trains the embedded model); every
+#: other stage's CI default is its scripted stand-in
+MODEL_NOTEBOOKS = frozenset({"train"})
 
 
 @functools.cache
 def _unit(path: str) -> str | None:
     """The models' unit for a test file that runs a model, None for a model-free one."""
     if path.endswith(".ipynb"):
-        return MODELS_UNIT
+        return MODELS_UNIT if Path(path).stem in MODEL_NOTEBOOKS else None
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError:
