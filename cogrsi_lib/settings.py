@@ -15,11 +15,12 @@ import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
@@ -27,7 +28,11 @@ from pydantic import (
     model_validator,
 )
 
-__all__ = ["Settings", "describe_errors", "error_path"]
+__all__ = ["NonEmptyList", "Settings", "describe_errors", "error_path"]
+
+_T = TypeVar("_T")
+#: a list setting that means nothing empty (the systems to compare, the arms to run, ...)
+NonEmptyList = Annotated[list[_T], Field(min_length=1)]
 
 
 #: a float setting with one of these names is a share: from 0 to 1

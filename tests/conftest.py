@@ -12,14 +12,17 @@ marker, or the ``embedded_model`` fixture), and the notebooks in :data:`MODEL_NO
 go to one worker as one unit, in collection order, so each model is loaded or served once
 per run, with the thread counts of a serial run (so the same replies); the other worker takes
 the model-free files meanwhile, one file at a time, the stage runs and notebooks on scripted
-stand-ins among them. Two model units side by side were tried: the
-vLLM engine's busy loop and torch's threads then oversubscribe the two cores and both slow
+stand-ins among them, at a lower CPU priority (``nice``): the models' unit uses both cores, and
+the model-free files take what it leaves idle instead of slowing it down (at equal priority,
+vllm serve's replies in its unit took up to eight times as long). Two model units side by side
+were tried: vLLM's engine and torch's threads then oversubscribe the two cores and both slow
 down many times over. A run restricted with ``-m`` keeps xdist's own scheduling.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections import OrderedDict
 from pathlib import Path
@@ -75,6 +78,16 @@ def pytest_xdist_make_scheduler(config, log):
             return _unit(str(root / path)) or path
 
     return ModelsTogether(config, log)
+
+
+#: the niceness of a worker running model-free files under the models' unit's scheduling
+MODEL_FREE_NICE = 10
+
+
+def pytest_runtest_setup(item) -> None:
+    if (os.environ.get("PYTEST_XDIST_WORKER") and not item.config.getoption("markexpr")
+            and _unit(str(item.path)) is None and os.nice(0) < MODEL_FREE_NICE):
+        os.nice(MODEL_FREE_NICE - os.nice(0))
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -150,6 +150,17 @@ def test_the_gpu_setting_keeps_the_papers_reader_caps() -> None:
     ("audit", {"max_failed_share": -0.1}, "'max_failed_share'"),
     ("pairs", {"n_eval_narrative": 0, "n_eval_dialogue": 0}, "the eval split would be empty"),
     ("pairs", {"n_gate_narrative": 0, "n_gate_dialogue": 0}, "the gate split would be empty"),
+    # lists that mean nothing empty
+    ("reader_eval", {"systems": []}, "'systems': List should have at least 1 item"),
+    ("reader_eval", {"benchmarks": []}, "'benchmarks': List should have at least 1 item"),
+    ("benchmarks", {"systems": []}, "'systems': List should have at least 1 item"),
+    ("harness", {"ablations": []}, "'ablations': List should have at least 1 item"),
+    ("loops", {"arms": []}, "'arms': List should have at least 1 item"),
+    ("loops", {"seeds": []}, "'seeds': List should have at least 1 item"),
+    ("pddl_mind", {"variants": []}, "'variants': List should have at least 1 item"),
+    ("scorecard", {"applied_depths": []}, "'applied_depths': List should have at least 1 item"),
+    ("scorecard", {"observation_counts": []}, "'observation_counts': List should have at least"),
+    ("train", {"depth_weights": []}, "'depth_weights': List should have at least 1 item"),
 ])
 def test_values_that_make_no_sense_are_refused_by_key(stage, given, message) -> None:
     with pytest.raises(StageParamsError) as err:

@@ -11,6 +11,7 @@ from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.pairs.params import EvalPairs
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig
+from cogrsi_lib.settings import NonEmptyList
 from cogrsi_lib.stage_params import ModelStageParams
 
 
@@ -18,14 +19,14 @@ class ReaderEvalParams(ModelStageParams):
     """``reader_eval``: the grounded reader and baselines on eval pairs and benchmark heads."""
 
     model: RealModel = {"backend": "fake", "reply": {"reasoning": "scripted", "answer": "A"}}
-    systems: list[str] = ["zero_shot", "sc6", "perceptom", "cogrsi"]
+    systems: NonEmptyList[str] = ["zero_shot", "sc6", "perceptom", "cogrsi"]
     principle: str = "expert"
     reader_config: StageReader = ReaderConfig(sample_max_tokens=96, perception_max_tokens=160)
     structured: bool = True
     reference: str = "sc6"  # the system every other one is compared with (paired bootstrap)
     pairs: EvalPairs = EvalPairs()
     n_pairs: int = 3
-    benchmarks: list[str] = ["tombench", "tomi"]
+    benchmarks: NonEmptyList[str] = ["tombench", "tomi"]
     n_per_benchmark: int = 2
     batch_size: int = 64
     # also ask the benchmark items zero-shot under each benchmark's official protocol (its

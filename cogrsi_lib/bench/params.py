@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import NonNegativeInt, field_validator
 
 from cogrsi_lib.bench.manifest import DEFAULT_SEEDS
-from cogrsi_lib.settings import Settings
+from cogrsi_lib.settings import NonEmptyList, Settings
 from cogrsi_lib.stage_params import StageParams
 
 Split = Literal["S0", "S1", "S2", "S3", "S4"]  # cogrsi_lib/bench/manifest.py: SPLIT_NAMES
@@ -41,7 +41,7 @@ class BenchmarksParams(StageParams):
     #: per benchmark, the splits whose sizes differ from ``sample_sizes``
     sample_sizes_by_benchmark: dict[str, dict[Split, NonNegativeInt]] = {}
     seeds: SplitSeeds = SplitSeeds()
-    systems: list[str] = ["CogRSI", "SC-k9"]
+    systems: NonEmptyList[str] = ["CogRSI", "SC-k9"]
     constant_top: int = 3
 
     @field_validator("sample_sizes_by_benchmark")

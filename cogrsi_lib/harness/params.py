@@ -7,7 +7,7 @@ from pydantic import NonNegativeInt, PositiveInt
 from cogrsi_lib.harness.runtime import HarnessConfig
 from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.oracle.params import WorldSample
-from cogrsi_lib.settings import Settings
+from cogrsi_lib.settings import NonEmptyList, Settings
 from cogrsi_lib.stage_params import ModelStageParams
 
 
@@ -41,7 +41,7 @@ class HarnessParams(ModelStageParams):
     model: RealModel = {"backend": "fake", "reply": {
         "answer": "A", "variable": "desire", "skill": "desire.preference", "dimension": "Belief",
         "categories": ["faux_pas"], "labels": {}}}
-    ablations: list[str] = ["base", "skills", "memory", "retrieval", "full", "full_ungated"]
+    ablations: NonEmptyList[str] = ["base", "skills", "memory", "retrieval", "full", "full_ungated"]
     harness_config: HarnessCalls = HarnessCalls()
     benchmarks: list[str] = ["tombench", "hi-tom"]
     n_per_benchmark: int = 3

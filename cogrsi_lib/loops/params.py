@@ -24,7 +24,7 @@ from cogrsi_lib.oracle.params import WorldSample
 from cogrsi_lib.pairs.params import PairSplits
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig
-from cogrsi_lib.settings import Settings
+from cogrsi_lib.settings import NonEmptyList, Settings
 from cogrsi_lib.stage_params import ModelStageParams
 
 if TYPE_CHECKING:
@@ -62,9 +62,9 @@ Arm = Annotated[
 class LoopsParams(ModelStageParams):
     """``loops``: strategy-evolution loops (CogRSI §4.2, App. C.2); the stage's settings."""
 
-    arms: list[Arm] = ["accuracy_loop", "accuracy_library", "gated_library",
+    arms: NonEmptyList[Arm] = ["accuracy_loop", "accuracy_library", "gated_library",
                        "pairs_as_data", "single_principle", "gepa"]
-    seeds: list[int] = [0]
+    seeds: NonEmptyList[int] = [0]
     rounds: int = 2
     discovery_size: int = 8
     trial_size: int = 8

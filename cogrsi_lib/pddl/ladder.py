@@ -344,7 +344,9 @@ def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> di
         "unit": str(ex.item.group_id or ex.story_id) if ex.item is not None else ex.story_id,
         "category": ex.category,
         "false_belief": ex.false_belief,
+        "story": ex.story,
         "question": ex.question,
+        "options_json": json.dumps([text for _, text in ex.options]) if ex.options else None,
         "parse_reason": parse_reason,
         "score": value,
         "domain_status": d_status,
@@ -368,13 +370,15 @@ def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> di
 
 
 #: PDDL-Mind's records (``records.parquet``): the core (``system`` is the ladder variant;
-#: ``prompt``/``reply`` hold the ``problem``, ``actions`` and ``answer`` calls;
+#: ``prompt``/``reply`` hold the ``problem``, ``actions`` and ``answer`` calls; the story,
+#: question and options as the reader's records have them;
 #: ``parse_status`` is the answer's, ``ok`` or ``unparsed``, the reason in ``parse_reason``)
 #: and each step's outcome: parsed parts, verified and rejected actions, the trace against
 #: the gold trace, the failure class
 RECORDS = RecordSchema("pddl_mind", {
     "structured": pl.Boolean, "unit": pl.Utf8, "category": pl.Utf8,
-    "false_belief": pl.Boolean, "question": pl.Utf8, "parse_reason": pl.Utf8,
+    "false_belief": pl.Boolean, "story": pl.Utf8, "question": pl.Utf8,
+    "options_json": pl.Utf8, "parse_reason": pl.Utf8,
     "score": pl.Float64, "domain_status": pl.Utf8, "domain_message": pl.Utf8,
     "problem_status": pl.Utf8, "problem_message": pl.Utf8, "problem_issues_json": pl.Utf8,
     "actions_status": pl.Utf8, "actions_message": pl.Utf8, "n_candidates": pl.Int64,

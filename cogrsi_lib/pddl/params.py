@@ -8,7 +8,7 @@ from typing import Literal
 from cogrsi_lib.llm.spec import StageModel
 from cogrsi_lib.pddl.ladder import VARIANTS
 from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
-from cogrsi_lib.settings import Settings
+from cogrsi_lib.settings import NonEmptyList, Settings
 from cogrsi_lib.stage_params import ModelStageParams
 
 _SCRIPT = inspect.signature(ScriptedPDDLMind).parameters
@@ -42,7 +42,7 @@ class PddlMindParams(ModelStageParams):
     benchmarks: list[str] = ["fantom", "mmtom-qa", "muma-tom"]
     n_per_category: int = 2  # items (FANToM: question sets) per question type, drawn at random
     sample_seed: int = 0
-    variants: list[Literal[VARIANTS]] = list(VARIANTS)  # type: ignore[valid-type]
+    variants: NonEmptyList[Literal[VARIANTS]] = list(VARIANTS)  # type: ignore[valid-type]
     parse_max_tokens: int = 4096   # paper B.1: 4,096 for every call
     domain_max_tokens: int = 4096
     answer_max_tokens: int = 4096

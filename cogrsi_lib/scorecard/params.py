@@ -15,7 +15,7 @@ from pydantic import NonNegativeFloat, PositiveInt, field_validator, model_valid
 from cogrsi_lib.llm.spec import stage_model
 from cogrsi_lib.scorecard.gates import GateConfig
 from cogrsi_lib.scorecard.variants import INTERVENTIONS, REPLY_CAPS
-from cogrsi_lib.settings import Settings
+from cogrsi_lib.settings import NonEmptyList, Settings
 from cogrsi_lib.stage_params import ModelStageParams
 
 #: the scripted stand-ins a scorecard model may be, and those of the cross-agent target
@@ -46,14 +46,14 @@ class ScorecardParams(ModelStageParams):
     max_events: int = 16
     seed: int = 5
     replication_seed: int = 17
-    applied_depths: list[int] = [1, 2, 3]
+    applied_depths: NonEmptyList[int] = [1, 2, 3]
     n_per_game: int = 2
     strategic_seed: int = 3
     history_length: int = 10
     opponent_noise: float = 0.15
     selfpred_classes: list[str] = ["colour"]
     selfpred_test: int = 4
-    observation_counts: list[int] = [0, 5, 10, 20]
+    observation_counts: NonEmptyList[int] = [0, 5, 10, 20]
     selfpred_seed: int = 7
     interventions: list[str] = ["perspective", "store"]
     bootstrap_resamples: int = 300

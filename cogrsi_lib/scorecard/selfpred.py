@@ -31,6 +31,7 @@ from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.system import System
 from cogrsi_lib.scorecard.answers import record_confidence
 from cogrsi_lib.scorecard.ledger import LedgerEntry, PredictionLedger
+from cogrsi_lib.stats import wilson_bounds
 
 PREDICT_MARKER = "Predict another system's answer before it is asked"
 TASK_HEADER = "The task it will be given:"
@@ -309,20 +310,37 @@ def _gain(curve: pl.DataFrame, phase: str) -> float | None:
 
 
 def curve_chart(curve: pl.DataFrame) -> alt.FacetChart:
-    """Prediction accuracy against observations shown, per target, with the base-rate
-    reference; one panel per phase (plan §19 Experiment 6)."""
-    long = curve.unpivot(index=["phase", "target", "observations"],
+    """Prediction accuracy against observations shown, with its 95% Wilson interval, and the
+    two references (the base rate, and answering as the predictor would); one row per target
+    and one column per phase (plan §19 Experiment 6). Each series has its own colour, dash
+    and point shape, so references that coincide stay visible; n per point in the subtitle."""
+    long = curve.unpivot(index=["phase", "target", "observations", "n"],
                          on=["accuracy", "base_rate", "same_as_predictor"],
                          variable_name="predictor", value_name="value")
-    long = long.with_columns(pl.concat_str([pl.col("target"), pl.lit(": "),
-                                            pl.col("predictor")]).alias("series"))
-    chart = alt.Chart(alt.Data(values=long.to_dicts())).mark_line(point=True).encode(
-        x=alt.X("observations:Q", title="observations shown (after a change: new ones)"),
-        y=alt.Y("value:Q", title="accuracy", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("series:N", title="target: predictor"),
-        strokeDash=alt.StrokeDash("predictor:N", title="predictor"),
-        tooltip=["phase:N", "series:N", "observations:Q", alt.Tooltip("value:Q", format=".3f")],
-    ).properties(width=260, height=200)
-    return chart.facet(column=alt.Column("phase:N", title=None,
-                                         sort=[LEARNING, AFTER_CHANGE])).properties(
-        title="Self and cross-agent prediction: learning curve")
+    measured = (pl.col("predictor") == "accuracy") & pl.col("value").is_not_null()
+    lows, highs = wilson_bounds(long["value"].fill_null(0.0).to_list(), long["n"].to_list())
+    long = long.with_columns(
+        pl.when(measured).then(pl.Series(lows, dtype=pl.Float64)).alias("low"),
+        pl.when(measured).then(pl.Series(highs, dtype=pl.Float64)).alias("high"))
+    order = ["accuracy", "base_rate", "same_as_predictor"]
+    x = alt.X("observations:Q", title="observations shown (after a change: new ones)")
+    color = alt.Color("predictor:N", title="series", sort=order)
+    base = alt.Chart(alt.Data(values=long.to_dicts()))
+    lines = base.mark_line(point=alt.OverlayMarkDef(filled=False, size=80)).encode(
+        x=x, y=alt.Y("value:Q", title="accuracy (95% Wilson interval)",
+                     scale=alt.Scale(domain=[0, 1])),
+        color=color, strokeDash=alt.StrokeDash("predictor:N", sort=order, legend=None),
+        shape=alt.Shape("predictor:N", sort=order, legend=None),
+        tooltip=["phase:N", "target:N", "predictor:N", "observations:Q", "n:Q",
+                 alt.Tooltip("value:Q", format=".3f")])
+    band = base.transform_filter("isValid(datum.low)").mark_rule(
+        strokeWidth=2, opacity=0.45).encode(x=x, y="low:Q", y2="high:Q", color=color)
+    ns = sorted(set(curve["n"].to_list()))
+    sizes = f"{ns[0]}-{ns[-1]}" if len(ns) > 1 else (f"{ns[0]}" if ns else "0")
+    return alt.layer(band, lines).properties(width=240, height=180).facet(
+        row=alt.Row("target:N", title=None),
+        # "learning" before "after_change"; an explicit order misplaces panels when a target
+        # has no row in a phase (Vega-Lite)
+        column=alt.Column("phase:N", title=None, sort="descending")).properties(
+        title=alt.Title("Self and cross-agent prediction: learning curve",
+                        subtitle=f"n = {sizes} predictions per point"))

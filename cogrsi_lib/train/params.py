@@ -20,7 +20,7 @@ from cogrsi_lib.nested.items import NestedConfig
 from cogrsi_lib.nested.params import NESTED_DEPTHS
 from cogrsi_lib.oracle.params import Opening, Testimony
 from cogrsi_lib.pairs.params import EvalPairs
-from cogrsi_lib.settings import Settings
+from cogrsi_lib.settings import NonEmptyList, Settings
 from cogrsi_lib.stage_params import ModelStageParams
 
 
@@ -100,7 +100,8 @@ class TrainParams(ModelStageParams):
     n_worlds: int = 12  # training worlds (train lexicon); ``per_world`` questions each
     per_world: int = 3
     max_depth: int = 4
-    depth_weights: list[float] = [2.0, 4.0, 2.0, 1.0, 1.0]  # questions drawn by depth R0..R4
+    #: questions drawn by depth R0..R4
+    depth_weights: NonEmptyList[float] = [2.0, 4.0, 2.0, 1.0, 1.0]
     false_belief_share: float = Field(0.5, ge=0.0, le=1.0)  # of the questions at R1..R4
     max_agents: int = 3
     min_events: int = 3

@@ -50,6 +50,13 @@ def test_exactly_three_calls_per_example_and_variant(examples) -> None:
         assert [m["role"] for m in prompt["answer"]] == ["system", "user"]
         assert prompt["answer"][1]["content"].splitlines()[0] == P.TASK_ANSWER
         assert all(len(texts) == 1 for texts in reply.values())
+    # each record carries its story, question and lettered options, as the reader's do
+    by_id = {ex.id: ex for ex in examples}
+    for rec in records.iter_rows(named=True):
+        ex = by_id[rec["item_id"]]
+        assert rec["story"] == ex.story and rec["question"] == ex.question and ex.story
+        assert json.loads(rec["options_json"]) == [text for _, text in ex.options]
+        assert [label for label, _ in ex.options][:2] == ["A", "B"]
     tasks = [_task(j) for j in backend.jobs]
     n = len(examples)
     assert tasks.count(P.TASK_ANSWER) == 3 * n

@@ -18,6 +18,7 @@ from cogrsi_lib.scorecard.selfpred import (
     SelfPredConfig,
     Target,
     base_rate,
+    curve_chart,
     generate_tasks,
     observed_answers,
     prediction_item,
@@ -127,6 +128,13 @@ def test_known_learning_curve_and_policy_change(window, after) -> None:
     df = s.ledger
     assert (df["predicted_at"] < df["queried_at"]).all()
     assert (df["queried_at"] < df["resolved_at"]).all()
+    # the figure: every series told apart by dash and shape too (the two references
+    # coincide here), accuracy's Wilson bars, and n in the subtitle
+    spec = curve_chart(s.curve).to_dict()
+    lines, band = spec["spec"]["layer"][1], spec["spec"]["layer"][0]
+    assert {"color", "strokeDash", "shape"} <= set(lines["encoding"])
+    assert band["mark"]["type"] == "rule" and band["encoding"]["y2"]["field"] == "high"
+    assert spec["title"]["subtitle"] == "n = 3 predictions per point"
 
 
 def test_the_predictor_never_sees_the_answer_it_predicts() -> None:
