@@ -7,22 +7,20 @@ and not e2e"`` is the inner loop. A test that uses the ``embedded_model`` fixtur
 ``model`` here, and a notebook ``e2e``; any other test that loads the embedded model without
 one of those markers fails, so the inner loop never loads it unnoticed.
 
-Under pytest-xdist (``pytest -n 2``) every file that runs a model (``model`` or ``vllm``
-marker, or the ``embedded_model`` fixture), and the notebooks in :data:`MODEL_NOTEBOOKS`,
-go to one worker as one unit, in collection order, so each model is loaded or served once
-per run, with the thread counts of a serial run (so the same replies); the other worker takes
-the model-free files meanwhile, one file at a time, the stage runs and notebooks on scripted
-stand-ins among them, at a lower CPU priority (``nice``): the models' unit uses both cores, and
-the model-free files take what it leaves idle instead of slowing it down (at equal priority,
-vllm serve's replies in its unit took up to eight times as long). Two model units side by side
-were tried: vLLM's engine and torch's threads then oversubscribe the two cores and both slow
-down many times over. A run restricted with ``-m`` keeps xdist's own scheduling.
+Under pytest-xdist (``pytest -n 2``) every file that runs a model, and every notebook, goes
+to one worker as one unit, in collection order, so each model is loaded or served once per
+run, with the thread counts of a serial run (so the same replies); the other worker takes the
+model-free files meanwhile, one file at a time. Two model units side by side were tried: the
+vLLM engine's busy loop and torch's threads then oversubscribe the two cores and both slow
+down many times over. So were the model-free e2e files (the rerun checks, the notebooks on
+scripted stand-ins) on the other worker, at equal and at lower priority (``nice`` 10): while
+they ran, ``vllm serve``'s replies took up to eight times as long, and pytest took longer.
+A run restricted with ``-m`` keeps xdist's own scheduling.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections import OrderedDict
 from pathlib import Path
@@ -33,19 +31,16 @@ import pytest
 MAY_LOAD_MODEL = ("model", "vllm", "e2e")
 
 
-#: what puts a test file in a models' unit: a model's marker or the embedded model's fixture
-_MODEL_FILE = re.compile(r"mark\.(model|vllm)\b|\bembedded_model\b")
+#: what puts a test file in a models' unit: a tier marker or the embedded model's fixture
+_MODEL_FILE = re.compile(r"mark\.(model|vllm|e2e|slow)\b|\bembedded_model\b")
 MODELS_UNIT = "models"
-#: the notebooks whose CI defaults run a real model (train trains the embedded model); every
-#: other stage's CI default is its scripted stand-in
-MODEL_NOTEBOOKS = frozenset({"train"})
 
 
 @functools.cache
 def _unit(path: str) -> str | None:
     """The models' unit for a test file that runs a model, None for a model-free one."""
     if path.endswith(".ipynb"):
-        return MODELS_UNIT if Path(path).stem in MODEL_NOTEBOOKS else None
+        return MODELS_UNIT
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError:
@@ -78,16 +73,6 @@ def pytest_xdist_make_scheduler(config, log):
             return _unit(str(root / path)) or path
 
     return ModelsTogether(config, log)
-
-
-#: the niceness of a worker running model-free files under the models' unit's scheduling
-MODEL_FREE_NICE = 10
-
-
-def pytest_runtest_setup(item) -> None:
-    if (os.environ.get("PYTEST_XDIST_WORKER") and not item.config.getoption("markexpr")
-            and _unit(str(item.path)) is None and os.nice(0) < MODEL_FREE_NICE):
-        os.nice(MODEL_FREE_NICE - os.nice(0))
 
 
 def pytest_collection_modifyitems(config, items) -> None:
