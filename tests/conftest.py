@@ -8,13 +8,15 @@ and not e2e"`` is the inner loop. A test that uses the ``embedded_model`` fixtur
 one of those markers fails, so the inner loop never loads it unnoticed.
 
 Under pytest-xdist (``pytest -n 2``) every file that runs a model, and every notebook, goes
-to one worker as one unit, in collection order, so each model is loaded or served once per
-run, with the thread counts of a serial run (so the same replies); the other worker takes the
-model-free files meanwhile, one file at a time. Two model units side by side were tried: the
-vLLM engine's busy loop and torch's threads then oversubscribe the two cores and both slow
-down many times over. So were the model-free e2e files (the rerun checks, the notebooks on
-scripted stand-ins) on the other worker, at equal and at lower priority (``nice`` 10): while
-they ran, ``vllm serve``'s replies took up to eight times as long, and pytest took longer.
+to one worker as one unit, so each model is loaded or served once per run, with the thread
+counts of a serial run (so the same replies); the other worker takes the model-free files
+meanwhile, one file at a time. The vLLM files come first in the unit (:data:`FIRST`): a
+``vllm serve`` answering a few requests at a time keeps about one core busy, so it shares the
+cores best with the model-free files. Tried and measured slower: two model units side by
+side (vLLM's busy loop and torch's threads oversubscribe the two cores and both slow down
+many times over); the model-free e2e files (the rerun checks, the notebooks on scripted
+stand-ins) on the other worker, at equal and at lower priority (``nice`` 10): beside vLLM's
+server or engine they made its replies take two to eight times as long.
 A run restricted with ``-m`` keeps xdist's own scheduling.
 """
 
@@ -34,6 +36,9 @@ MAY_LOAD_MODEL = ("model", "vllm", "e2e")
 #: what puts a test file in a models' unit: a tier marker or the embedded model's fixture
 _MODEL_FILE = re.compile(r"mark\.(model|vllm|e2e|slow)\b|\bembedded_model\b")
 MODELS_UNIT = "models"
+#: test files collected before the others, in this order (in every run, so every xdist
+#: worker agrees)
+FIRST = ("tests/llm/test_llm_vllm_serve.py", "tests/llm/test_llm_vllm_real.py")
 
 
 @functools.cache
@@ -76,6 +81,8 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items) -> None:
+    rank = {config.rootpath / f: k for k, f in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.path, len(FIRST)))  # stable: the rest in order
     for item in items:
         if "embedded_model" in getattr(item, "fixturenames", ()):
             item.add_marker("model")

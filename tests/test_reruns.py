@@ -62,6 +62,6 @@ def test_a_fresh_clone_reproduces_the_committed_lock(tmp_path):
     status = dvc("status", *MODEL_FREE, cwd=clone)
     assert status.returncode == 0, status.stderr
     assert "up to date" in status.stdout, status.stdout
-    lock = subprocess.run(["git", "status", "--porcelain", "dvc.lock"], cwd=clone, text=True,
+    lock = subprocess.run(["git", "diff", "dvc.lock"], cwd=clone, text=True,
                           capture_output=True, check=True)
     assert lock.stdout == "", f"dvc repro changed dvc.lock:\n{lock.stdout}"

@@ -29,7 +29,7 @@ def weights():
 @pytest.fixture(scope="module")
 def vllm_server(weights, tmp_path_factory):
     """One ``vllm serve`` of the embedded weights on 127.0.0.1, its ``/v1`` base URL: one per
-    run, since one module uses it (``test_llm_vllm_real.py``), and stopped when that module
+    run, since one module uses it (``test_llm_vllm_serve.py``), and stopped when that module
     ends, because vLLM's CPU engine keeps a core busy even while it waits."""
     with vllm_servers(weights, 1, tmp_path_factory.mktemp("vllm-logs")) as (url,):
         yield url

@@ -1,5 +1,6 @@
 """Per-request failures, complete cache identities and the silent-failure checks, on stand-ins
-for vLLM and the OpenAI client (the real engine and server: test_llm_vllm_real.py)."""
+for vLLM and the OpenAI client (the real engine and server: test_llm_vllm_real.py and
+test_llm_vllm_serve.py)."""
 
 from __future__ import annotations
 
@@ -182,7 +183,7 @@ def test_tally_counts_failures_identical_samples_thinking_and_unreported_usage()
     assert set(t.frame().columns) == set(row)
 
 
-# -- scale-out over endpoints (scripted clients; real servers in test_llm_vllm_real.py) ------
+# -- scale-out over endpoints (scripted clients; real servers in test_llm_vllm_serve.py) -----
 def test_requests_spread_over_endpoints_within_each_ones_concurrency() -> None:
     fast, slow = FakeChat(delay=0.01), FakeChat(delay=0.05)
     b = OpenAIBackend("m", clients=[client_with(fast), client_with(slow)],

@@ -141,3 +141,12 @@ def swap_models(section: Any, spec: dict) -> Any:
     if isinstance(section, list):
         return [swap_models(v, spec) for v in section]
     return section
+
+
+def committed_run(root, stage: str, dest):
+    """``reports/<stage>`` as dvc.lock records it, fetched from the repository's own DVC
+    remote (the working tree's reports/ may be newer, or absent in a fresh clone)."""
+    from dvc.api import DVCFileSystem
+
+    DVCFileSystem(str(root)).get(f"reports/{stage}", str(dest), recursive=True)
+    return dest

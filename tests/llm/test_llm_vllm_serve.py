@@ -1,0 +1,254 @@
+"""``vllm serve`` of the embedded weights on 127.0.0.1 behind ``OpenAIBackend``, for real:
+vLLM's HTTP server, scheduler and structured outputs, nothing stood in for; and every model
+stage through vLLM. The pytest run starts one server (``vllm_server`` in
+``tests/llm/conftest.py``), shared by the server tests and by the model stages, which run all
+at once with their counts cut; reader_eval runs at its full ``params.yaml`` CPU setting on an
+engine of its own beside them (``slow``). The server keeps about one core busy, so this file
+runs first among the model tests, while the other worker takes the model-free files
+(``tests/conftest.py``). Skipped when vLLM is not installed, failed instead under
+``COGRSI_REQUIRE_VLLM=1`` (``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cogrsi_lib.llm import CachedBackend, Request
+from cogrsi_lib.llm.tally import open_tally
+
+from .test_llm_embedded_structured import FORMATS, QUESTION, STORY
+from .vllm_real import CPU_ENGINE, SERVED_NAME, committed_run, metric, on_server, on_vllm
+
+pytestmark = pytest.mark.vllm
+
+
+# -- vllm serve on 127.0.0.1 -----------------------------------------------------------------
+def served(urls, **cfg):
+    from cogrsi_lib.llm import build_backend
+
+    return build_backend({"backend": "openai", "model": SERVED_NAME, "base_url": urls,
+                          "structured_outputs": "vllm", "max_retries": 2, **cfg})
+
+
+@pytest.mark.parametrize("kind", sorted(FORMATS))
+def test_openai_backend_against_a_real_vllm_server(vllm_server, kind) -> None:
+    b = served(vllm_server, concurrency=1)  # one request at a time: no batch effects
+    fmt = FORMATS[kind]
+    req = Request.of(f"{STORY}\n\n{QUESTION} Reply in this form: {fmt.spec}", reply=fmt, n=4,
+                     temperature=1.0, max_tokens=80, seed=5)
+    with open_tally() as tally:
+        first = b.generate_one(req)
+        again = b.generate_one(req)
+    for c in first:
+        fmt.parse(c.text)
+        assert c.ok and c.usage_reported and c.prompt_tokens > 50 and c.completion_tokens >= 1
+    assert [c.text for c in again] == [c.text for c in first]  # the server honours seeds
+    assert len({c.text for c in first}) > 1 or kind == "choice"
+    (row,) = tally.rows()
+    assert row["parse_rate"] == 1.0 and row["usage_unreported"] == 0
+    assert row["thinking_replies"] == 0 and row["failed"] == 0
+
+
+def test_response_format_mode_against_a_real_vllm_server(vllm_server) -> None:
+    b = served(vllm_server, structured_outputs="response_format")
+    fmt = FORMATS["json"]
+    out = b.generate_one(Request.of(f"{STORY}\n\n{QUESTION}", reply=fmt, n=2, temperature=0.7,
+                                    max_tokens=80))
+    assert all(fmt.ok(c.text) for c in out)
+
+
+def test_real_server_over_long_prompt_is_caught_before_sending(vllm_server, tmp_path) -> None:
+    b = CachedBackend(served(vllm_server), tmp_path)
+    before = metric(vllm_server, "vllm:request_success_total")
+    long = Request.of("word " * 5000, max_tokens=8)
+    near = Request.of("word " * 4020, max_tokens=400)  # fits, with 45 tokens of room
+    short = Request.of("Where is the ball? Answer in one word.", max_tokens=8)
+    out = [cs[0] for cs in b.generate([long, near, short])]
+    assert not out[0].ok and out[0].error.startswith("context_length: the prompt has ")
+    assert out[1].ok and out[1].prompt_tokens + out[1].completion_tokens <= 4096
+    assert out[2].ok and out[2].text
+    assert metric(vllm_server, "vllm:request_success_total") - before == 2
+    assert b.cache.stats.writes == 2
+
+
+def test_requests_are_spread_over_the_endpoint_list(vllm_server) -> None:
+    """Two endpoints (the one server under two addresses): the requests are shared between
+    them, each endpoint's count is what it sent, and the server answered every one."""
+    port = vllm_server.rsplit(":", 1)[1]
+    urls = [vllm_server, f"http://localhost:{port}"]
+    b = served(urls, concurrency=4)
+    before = metric(vllm_server, "vllm:request_success_total")
+    out = b.generate_one(Request.of("Name a colour.", n=24, temperature=1.0, max_tokens=6))
+    assert len(out) == 24 and all(c.ok for c in out)
+    assert metric(vllm_server, "vllm:request_success_total") - before == 24
+    sent = [e.sent for e in b.endpoints]
+    assert sum(sent) == 24 and min(sent) > 0
+
+
+# -- every model stage through vLLM -----------------------------------------------------------
+#: reader_eval runs at its full CPU setting (test_reader_eval_at_its_cpu_setting_...)
+TINY_STAGES = ("harness", "pddl_mind", "scorecard", "loops", "audit")
+
+#: each stage's counts cut to a few items and its longest reply caps to a few dozen tokens
+#: (record columns depend on neither); every other setting, its models included, is the
+#: params.yaml CPU setting. reader_eval runs at its full CPU setting below.
+TINY = {
+    "harness": {"ablations": ["base", "full"], "n_per_benchmark": 1, "n_oracle": 1,
+                "agreement": {"n_worlds": 10},
+                "dev": {"n_tombench": 1, "n_oracle": 1, "rounds": 1, "budget": 8,
+                        "max_tokens": 64}},
+    "pddl_mind": {"n_stories": 1, "questions_per_story": 1, "n_cross_check": 4,
+                  "n_per_category": 1},
+    "scorecard": {"interventions": ["perspective"], "n_per_cell": 1, "n_per_game": 1,
+                  "selfpred_test": 1, "applied_depths": [1], "observation_counts": [0],
+                  "bootstrap_resamples": 50, "reply_caps": {"perspective": 64, "store": 64}},
+    "loops": {"rounds": 2, "discovery_size": 4, "trial_size": 4, "n_trials": 2,
+              "final_size": 4, "heldout_size": 2, "max_candidates": 2, "builder_max_tokens": 64,
+              "shadow_study": {"arms": ["accuracy_library", "gated_library"], "seeds": [0],
+                               "rounds": 1, "discovery_size": 4, "trial_size": 4,
+                               "dev_stories": 30, "final_size": 8},
+              "shadow_audit": {"n_worlds": 20, "seed": 7, "max_depth": 2},
+              "noise_rounds": 200,
+              "pairs": {"n_gate_narrative": 1, "n_gate_dialogue": 1, "n_eval_narrative": 1,
+                        "n_eval_dialogue": 1}},
+    "audit": {"n_worlds": 30, "max_tokens": 256,
+              "registration": {"seeds": [0], "rounds": 1, "discovery_size": 8, "trial_size": 8,
+                               "dev_stories": 60, "final_size": 20},
+              "replay": {"max_per_rule": 1, "n_controls": 1}},
+}
+
+
+def tiny(stage: str, section: dict) -> dict:
+    """``section`` with the stage's counts cut (nested settings merged key by key)."""
+    out = dict(section)
+    for key, value in TINY[stage].items():
+        base = out.get(key)
+        out[key] = {**base, **value} if isinstance(base, dict) else value
+    return out
+
+
+#: reader_eval's engine lives in the stage's kernel beside the server's: one unbound thread,
+#: so that the two do not both bind to the CPU vLLM picks for its workers
+OWN_ENGINE_ENV = {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"}
+FULL_SIZE = "test_reader_eval_at_its_cpu_setting_on_the_vllm_engine"
+
+
+@pytest.fixture(scope="module")
+def stage_runs(request, tmp_path_factory) -> dict:
+    """The stages this run selected, each run by ``cogrsi stage`` in its own process, all at
+    once: every stage of :data:`TINY_STAGES` at its params.yaml CPU setting with its counts
+    cut and every model served by the one ``vllm serve`` (which batches their requests
+    together, as a server shared by several stages on a GPU would), and reader_eval at its
+    whole CPU setting on an engine of its own (``slow``). Each stage's folder, exit status
+    and output."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    from cogrsi_lib.pipeline import find_repo_root
+
+    root = find_repo_root()
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    cogrsi = Path(sys.executable).with_name("cogrsi")
+    selected = {getattr(item, "originalname", item.name) for item in request.session.items}
+    sections = {}
+    if "test_model_stage_at_a_tiny_size_through_vllm_serve" in selected:
+        url = request.getfixturevalue("vllm_server")
+        sections = {s: (lambda cache, s=s: on_server(tiny(s, params[s]), url, cache), {})
+                    for s in TINY_STAGES}
+    if FULL_SIZE in selected:
+        request.getfixturevalue("weights")
+        sections["reader_eval"] = (lambda cache: on_vllm(params["reader_eval"], CPU_ENGINE,
+                                                         cache), OWN_ENGINE_ENV)
+    runs = {}
+    for stage, (swapped, env) in sections.items():
+        folder = tmp_path_factory.mktemp(f"stage-{stage}")
+        section = swapped(str(folder / "cache"))
+        assert "embedded" not in json.dumps(section)
+        (folder / "params.yaml").write_text(yaml.safe_dump({stage: section}))
+        log = (folder / "stage.log").open("wb")
+        runs[stage] = (folder, log, subprocess.Popen(
+            [str(cogrsi), "stage", stage, "--params", str(folder / "params.yaml"),
+             "--out-dir", str(folder / "out")], cwd=root, stdout=log,
+            stderr=subprocess.STDOUT, env={**os.environ, **env}))
+    done = {}
+    for stage, (folder, log, proc) in runs.items():
+        try:
+            code = proc.wait(timeout=1500)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        log.close()
+        done[stage] = (folder, code, (folder / "stage.log").read_text(errors="replace"))
+    return done
+
+
+def check_stage_run(runs: dict, stage: str) -> None:
+    folder, code, log = runs[stage]
+    assert code == 0, f"{stage} exited {code}:\n{log[-3000:]}"
+    check_stage_outputs(stage, folder / "out", folder)
+
+
+@pytest.mark.parametrize("stage", TINY_STAGES)
+def test_model_stage_at_a_tiny_size_through_vllm_serve(stage_runs, stage):
+    """The stage's notebook at its params.yaml CPU setting with its counts cut, every model
+    served by ``vllm serve`` (beside the other stages): the committed run's record files and
+    columns."""
+    check_stage_run(stage_runs, stage)
+
+
+@pytest.mark.slow
+def test_reader_eval_at_its_cpu_setting_on_the_vllm_engine(stage_runs):
+    """reader_eval's whole params.yaml CPU setting with ``backend: vllm``: the engine built
+    inside the stage's own kernel, at full size (run beside the tiny stages)."""
+    check_stage_run(stage_runs, "reader_eval")
+
+
+#: the per-item record files, the stage's ``records.parquet`` and those it replaced (a
+#: committed run made before it may still hold them): checked against the declaration
+#: (:mod:`cogrsi_lib.records_schema`), not against the committed run
+RECORD_FILES = frozenset({"records.parquet", "items.parquet", "translations.parquet",
+                          "final_scores.parquet"})
+
+
+def check_stage_outputs(stage: str, out, tmp_path) -> None:
+    """A stage run's records in exactly the declared columns and types, the other tables with
+    the same files and columns as the committed embedded run (the outputs dvc.lock names,
+    read from the in-repo DVC remote), every reply that the cap did not cut in its declared
+    form, none failed."""
+    import json
+
+    import polars as pl
+
+    from cogrsi_lib.pipeline import find_repo_root
+    from cogrsi_lib.records_schema import FILE, stage_schema
+
+    root = find_repo_root()
+    schema = stage_schema(stage)
+    records = pl.read_parquet(out / FILE)
+    schema.check(records)
+    assert records.height, f"{stage}: no records"
+    for p in out.glob("runs/**/items.parquet"):  # the loops' round logs
+        schema.check(pl.read_parquet(p))
+    committed = committed_run(root, stage, tmp_path / "committed")
+    assert any(committed.rglob("*.parquet")), f"{stage}: the committed run has no records"
+    parquets = sorted(p for p in committed.rglob("*.parquet") if p.name not in RECORD_FILES)
+    differ = {}
+    for p in parquets:
+        mine = out / p.relative_to(committed)
+        assert mine.is_file(), f"{stage}: no {mine.name} on vllm"
+        ours, theirs = pl.read_parquet(mine).schema, pl.read_parquet(p).schema
+        if ours != theirs:
+            differ[p.name] = {c: (ours.get(c), theirs.get(c)) for c in {*ours, *theirs}
+                              if ours.get(c) != theirs.get(c)}
+    assert not differ, f"{stage}: columns differ from the committed run: {differ}"
+    replies = json.loads((out / "summary.json").read_text())["replies"]
+    assert replies, f"{stage}: no model calls tallied"
+    for family, row in replies.items():
+        assert row["failed"] == 0 and row["thinking_replies"] == 0, family
+        # a reply the backend constrained is in its form unless the token cap cut it
+        assert row["parsed"] is None or row["parsed"] + row["capped"] >= row["calls"], family
