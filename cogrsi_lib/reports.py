@@ -24,6 +24,12 @@ from tabulate import tabulate
 
 __all__ = ["markdown_table", "save_chart", "write_json", "write_replies", "write_table"]
 
+#: the charts' font, named so that text is laid out with the widths it is drawn with: vega
+#: measures labels with the first family it finds, and an SVG viewer (a browser, rsvg-convert)
+#: falls back to a generic sans-serif of other widths, which clips legends and titles when it
+#: is wider; DejaVu Sans is the widest common one, so a narrower fallback only leaves room
+CHART_FONT = "DejaVu Sans, Verdana, sans-serif"
+
 
 def _with_suffix(stem: str | Path, suffix: str) -> Path:
     stem = Path(stem)
@@ -96,6 +102,7 @@ def save_chart(
     """
     with alt.data_transformers.disable_max_rows():
         spec = chart.to_dict()
+    spec.setdefault("config", {}).setdefault("font", CHART_FONT)
     svg_path, json_path = _with_suffix(stem, ".svg"), _with_suffix(stem, ".vl.json")
     svg_path.parent.mkdir(parents=True, exist_ok=True)
     version = _vl_version(spec)

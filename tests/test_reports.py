@@ -145,3 +145,17 @@ def test_a_note_chart_is_saved_like_any_figure(tmp_path: Path) -> None:
                            tmp_path / "note")
     assert "Trial gain" in svg.read_text() and "trial gain" in svg.read_text()
     assert len(json.loads(spec.read_text())["data"]["values"]) >= 2  # wrapped lines
+
+
+def test_charts_are_laid_out_and_drawn_in_one_named_font(tmp_path: Path, df: pl.DataFrame) -> None:
+    """Text is measured in the font the SVG names first, so a viewer that has it draws labels
+    at the widths they were laid out with; a chart's own font is kept."""
+    from cogrsi_lib.reports import CHART_FONT
+
+    chart = alt.Chart(df).mark_bar().encode(x="a:Q", y="b:N").properties(title="a title")
+    svg, spec = save_chart(chart, tmp_path / "named")
+    text = svg.read_text(encoding="utf-8")
+    assert f'font-family="{CHART_FONT}"' in text and 'font-family="sans-serif"' not in text
+    assert json.loads(spec.read_text(encoding="utf-8"))["config"]["font"] == CHART_FONT
+    own, _ = save_chart(chart.configure(font="serif"), tmp_path / "own")
+    assert 'font-family="serif"' in own.read_text(encoding="utf-8")

@@ -323,11 +323,11 @@ def curve_chart(curve: pl.DataFrame) -> alt.FacetChart:
         pl.when(measured).then(pl.Series(lows, dtype=pl.Float64)).alias("low"),
         pl.when(measured).then(pl.Series(highs, dtype=pl.Float64)).alias("high"))
     order = ["accuracy", "base_rate", "same_as_predictor"]
-    x = alt.X("observations:Q", title="observations shown (after a change: new ones)")
+    x = alt.X("observations:Q", title="observations shown")
     color = alt.Color("predictor:N", title="series", sort=order)
     base = alt.Chart(alt.Data(values=long.to_dicts()))
     lines = base.mark_line(point=alt.OverlayMarkDef(filled=False, size=80)).encode(
-        x=x, y=alt.Y("value:Q", title="accuracy (95% Wilson interval)",
+        x=x, y=alt.Y("value:Q", title="accuracy",
                      scale=alt.Scale(domain=[0, 1])),
         color=color, strokeDash=alt.StrokeDash("predictor:N", sort=order, legend=None),
         shape=alt.Shape("predictor:N", sort=order, legend=None),
@@ -343,4 +343,5 @@ def curve_chart(curve: pl.DataFrame) -> alt.FacetChart:
         # has no row in a phase (Vega-Lite)
         column=alt.Column("phase:N", title=None, sort="descending")).properties(
         title=alt.Title("Self and cross-agent prediction: learning curve",
-                        subtitle=f"n = {sizes} predictions per point"))
+                        subtitle=[f"n = {sizes} predictions per point; bars: 95% Wilson intervals",
+                                  "after_change: observations made after the change"]))

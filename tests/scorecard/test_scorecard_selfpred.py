@@ -134,7 +134,7 @@ def test_known_learning_curve_and_policy_change(window, after) -> None:
     lines, band = spec["spec"]["layer"][1], spec["spec"]["layer"][0]
     assert {"color", "strokeDash", "shape"} <= set(lines["encoding"])
     assert band["mark"]["type"] == "rule" and band["encoding"]["y2"]["field"] == "high"
-    assert spec["title"]["subtitle"] == "n = 3 predictions per point"
+    assert spec["title"]["subtitle"][0].startswith("n = 3 predictions per point;")
 
 
 def test_the_predictor_never_sees_the_answer_it_predicts() -> None:
