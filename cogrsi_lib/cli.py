@@ -53,12 +53,20 @@ def stage(
             "--out-dir", help="Output directory (default: reports/NAME at the repository root)."
         ),
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Check the settings, the benchmark data they name and "
+                                     "the models' endpoints; run nothing."),
+    ] = False,
 ) -> None:
     """Run one pipeline stage notebook with its section of params.yaml."""
     from papermill.exceptions import PapermillExecutionError
 
     from cogrsi_lib.pipeline import StageError, run_stage
 
+    if check:
+        _check_stage(name, params)
+        return
     try:
         executed = run_stage(
             name,
@@ -80,6 +88,23 @@ def stage(
         )
         raise typer.Exit(1) from err
     typer.echo(f"stage '{name}' done: {executed}")
+
+
+def _check_stage(name: str, params: Path | None) -> None:
+    """``cogrsi stage NAME --check``: exit 2 with one line on the first problem."""
+    from cogrsi_lib.pipeline import StageError, find_repo_root, load_stage_params
+    from cogrsi_lib.stage_check import CheckError, check_stage
+
+    root = find_repo_root() or Path.cwd()
+    path = params.resolve() if params else root / "params.yaml"
+    try:
+        result = check_stage(name, load_stage_params(name, path), root)
+    except (StageError, CheckError) as err:
+        typer.secho(f"error: {err} (in {path})", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from err
+    for line in result.lines:
+        typer.echo(f"ok  {line}")
+    typer.echo(f"stage '{name}' can run with {path}")
 
 
 records_app = typer.Typer(help="Per-item records of a stage (reports/<stage>/records.parquet).",
@@ -136,6 +161,44 @@ def records_show(
     except RecordsError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err
+
+
+@app.command("papers")
+def papers_command(
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list of the rows.")] = False,
+    paper: Annotated[str | None, typer.Option(help="Only this paper's rows.")] = None,
+    status: Annotated[str | None, typer.Option(
+        help="Only rows of this status: produced, partial or 'not reproducible here'.")] = None,
+) -> None:
+    """The source papers' tables and figures: the stage and outputs that reproduce each one,
+    and its status (cogrsi_lib/papers.yaml)."""
+    import json
+
+    import polars as pl
+
+    from cogrsi_lib.papers import KINDS, manifest, summary
+    from cogrsi_lib.reports import markdown_table
+
+    rows = manifest()
+    papers = sorted({r.paper for r in rows})
+    if paper is not None and paper not in papers:
+        typer.secho(f"error: no paper {paper!r} (papers: {', '.join(papers)})",
+                    fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    if status is not None and status not in KINDS:
+        typer.secho(f"error: no status {status!r} (statuses: {', '.join(KINDS)})",
+                    fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    rows = [r for r in rows if paper in (None, r.paper) and status in (None, r.kind)]
+    if as_json:
+        typer.echo(json.dumps([r.model_dump() for r in rows], indent=1, ensure_ascii=False))
+        return
+    table = pl.DataFrame([{"paper": r.paper, "id": r.id, "title": r.title,
+                           "stage": ", ".join(r.stage), "status": r.status} for r in rows],
+                         schema=["paper", "id", "title", "stage", "status"])
+    typer.echo(markdown_table(table))
+    typer.echo("")
+    typer.echo(markdown_table(pl.DataFrame(summary(rows))))
 
 
 @app.command("dvc-yaml")

@@ -71,6 +71,18 @@ def test_real_server_over_long_prompt_is_caught_before_sending(vllm_server, tmp_
     assert b.cache.stats.writes == 2
 
 
+def test_stage_check_asks_the_real_server_for_its_model(vllm_server) -> None:
+    """``cogrsi stage NAME --check`` against vLLM's own ``/v1/models``."""
+    from cogrsi_lib.stage_check import CheckError, check_stage
+
+    spec = {"backend": "openai", "model": SERVED_NAME, "base_url": vllm_server}
+    assert check_stage("reader_eval", {"model": spec}).lines[-1] == \
+        f"reader_eval.model: '{SERVED_NAME}' served at {vllm_server}"
+    with pytest.raises(CheckError, match=rf"^reader_eval\.model\.model: model 'absent' is not "
+                                         rf"served at {vllm_server} \(it serves: {SERVED_NAME}"):
+        check_stage("reader_eval", {"model": {**spec, "model": "absent"}})
+
+
 def test_requests_are_spread_over_the_endpoint_list(vllm_server) -> None:
     """Two endpoints (the one server under two addresses): the requests are shared between
     them, each endpoint's count is what it sent, and the server answered every one."""

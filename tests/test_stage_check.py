@@ -1,0 +1,119 @@
+"""``cogrsi stage NAME --check``: settings, benchmark data and model endpoints checked
+without a kernel (cogrsi_lib/stage_check.py). The real ``vllm serve`` case is in
+tests/llm/test_llm_vllm_serve.py; here a plain HTTP server on 127.0.0.1 plays the endpoint."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from typer.testing import CliRunner
+
+from cogrsi_lib.cli import app
+from cogrsi_lib.stage_check import CheckError, check_stage, model_specs
+
+
+@pytest.fixture
+def endpoint():
+    """A server on 127.0.0.1 whose /v1/models lists 'served-model' (other paths: 404)."""
+
+    class Models(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            if self.path != "/v1/models":
+                self.send_error(404)
+                return
+            body = json.dumps({"object": "list", "data": [{"id": "served-model"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+def dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def server_model(url, model="served-model"):
+    return {"backend": "openai", "model": model, "base_url": url}
+
+
+def test_a_served_model_passes_and_each_problem_names_its_key(endpoint):
+    ok = check_stage("reader_eval", {"model": server_model(endpoint)})
+    assert any("'served-model' served at" in line for line in ok.lines)
+    with pytest.raises(CheckError, match=r"^reader_eval\.model\.model: model 'other' is not "
+                                         r"served at .* \(it serves: served-model\)$"):
+        check_stage("reader_eval", {"model": server_model(endpoint, "other")})
+    dead = dead_url()
+    refused = rf"^reader_eval\.model\.base_url: connection refused at {dead}$"
+    with pytest.raises(CheckError, match=refused):
+        check_stage("reader_eval", {"model": server_model(dead)})
+    # every endpoint of a list is asked
+    with pytest.raises(CheckError, match=rf"connection refused at {dead}"):
+        check_stage("reader_eval", {"model": server_model([endpoint, dead])})
+
+
+def test_nested_models_are_found_by_their_paths(endpoint):
+    params = {"translators": [{"name": "A", "model": server_model(endpoint)},
+                              {"name": "B", "model": server_model(dead_url())}]}
+    where = r"^audit\.translators\[1\]\.model\.base_url: connection refused"
+    with pytest.raises(CheckError, match=where):
+        check_stage("audit", params)
+    from cogrsi_lib import stage_params
+
+    paths = [p for p, _ in model_specs(stage_params.load("audit", {}), "audit")]
+    assert "audit.translators[0].model" in paths and "audit.replay.model" in paths
+
+
+def test_a_typo_in_a_nested_block_names_its_path():
+    with pytest.raises(CheckError, match=r"^stage 'reader_eval': unknown key 'model\.threds'$"):
+        check_stage("reader_eval", {"model": {"backend": "embedded", "threds": 2}})
+
+
+def test_absent_benchmark_data_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("COGRSI_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("COGRSI_SHARED_BENCHMARKS", str(tmp_path / "shared"))
+    with pytest.raises(CheckError, match=r"^pddl_mind\.benchmarks: benchmark 'fantom' has no "
+                                         r"data at .*fantom"):
+        check_stage("pddl_mind", {"benchmarks": ["fantom"]})
+
+
+def test_local_paths_are_checked(tmp_path):
+    assert check_stage("reader_eval", {"model": {"backend": "fake", "reply": "A"}}).lines[-1] \
+        == "reader_eval.model: fake (no model to reach)"
+    with pytest.raises(CheckError, match=r"^reader_eval\.model\.adapter: no adapter folder"):
+        check_stage("reader_eval", {"model": {"backend": "embedded",
+                                              "adapter": str(tmp_path / "none")}})
+    with pytest.raises(CheckError, match=r"^reader_eval\.model\.model: no GGUF file"):
+        check_stage("reader_eval", {"model": {"backend": "embedded",
+                                              "model": str(tmp_path / "x.gguf")}})
+
+
+def test_the_command_exits_2_with_one_line(tmp_path, endpoint):
+    params = tmp_path / "p.yaml"
+    params.write_text(f"reader_eval:\n  model: {{backend: openai, model: served-model, "
+                      f"base_url: {dead_url()}}}\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["stage", "reader_eval", "--check", "--params", str(params)])
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("error: reader_eval.model.base_url: connection refused at http://127.0")
+    params.write_text(f"reader_eval:\n  model: {{backend: openai, model: served-model, "
+                      f"base_url: {endpoint}}}\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["stage", "reader_eval", "--check", "--params", str(params)])
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith(f"stage 'reader_eval' can run with {params}")
+    assert not (tmp_path / "reports").exists()
