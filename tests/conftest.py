@@ -7,23 +7,27 @@ and not e2e"`` is the inner loop. A test that uses the ``embedded_model`` fixtur
 ``model`` here, and a notebook ``e2e``; any other test that loads the embedded model without
 one of those markers fails, so the inner loop never loads it unnoticed.
 
-Under pytest-xdist (``pytest -n 2``) every file that runs a model, and every notebook, goes
-to one worker as one unit, so each model is loaded or served once per run, with the thread
-counts of a serial run (so the same replies); the other worker takes the model-free files
-meanwhile, one file at a time. The vLLM files come first in the unit (:data:`FIRST`): a
-``vllm serve`` answering a few requests at a time keeps about one core busy, so it shares the
-cores best with the model-free files. Tried and measured slower: two model units side by
-side (vLLM's busy loop and torch's threads oversubscribe the two cores and both slow down
-many times over); the model-free e2e files (the rerun checks, the notebooks on scripted
-stand-ins) on the other worker, at equal and at lower priority (``nice`` 10): beside vLLM's
-server or engine they made its replies take two to eight times as long.
-A run restricted with ``-m`` keeps xdist's own scheduling.
+Under pytest-xdist (``pytest -n 2``) every file that runs a model, and the notebook that
+trains one, goes to one worker as one unit, so each model is loaded or served once per run,
+with the thread counts of a serial run (so the same replies); the other worker takes the
+model-free files meanwhile, one file at a time. The vLLM files come first in the unit
+(:data:`FIRST`): a ``vllm serve`` answering a few requests at a time keeps about one core
+busy, so it shares the cores best with the model-free files. The model-free e2e files (the
+rerun checks, the notebooks whose CI settings use scripted stand-ins: :data:`AFTER_VLLM`) go
+to the other worker last, and each waits until the models' unit is past its vLLM files:
+beside vLLM's server or engine they made its replies take two to eight times as long (at
+equal priority and at ``nice`` 10), beside the embedded model's torch threads they cost far
+less. Tried and measured slower: two model units side by side (vLLM's busy loop and torch's
+threads oversubscribe the two cores and both slow down many times over).
+A run restricted with ``-m`` keeps xdist's own scheduling, and nothing waits.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
+import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -39,11 +43,23 @@ MODELS_UNIT = "models"
 #: test files collected before the others, in this order (in every run, so every xdist
 #: worker agrees)
 FIRST = ("tests/llm/test_llm_vllm_serve.py", "tests/llm/test_llm_vllm_real.py")
+#: the notebooks whose CI settings run a model (the others use scripted stand-ins)
+MODEL_NOTEBOOKS = ("notebooks/train.ipynb",)
+#: the longest a file of :func:`_after_vllm` waits for the vLLM files (then it runs anyway)
+WAIT_S = 1500.0
+
+
+def _after_vllm(path: str) -> bool:
+    """A model-free e2e file: the rerun checks, a notebook that runs no model."""
+    return path.endswith("tests/test_reruns.py") or (
+        path.endswith(".ipynb") and not path.endswith(MODEL_NOTEBOOKS))
 
 
 @functools.cache
 def _unit(path: str) -> str | None:
     """The models' unit for a test file that runs a model, None for a model-free one."""
+    if _after_vllm(path):
+        return None
     if path.endswith(".ipynb"):
         return MODELS_UNIT
     try:
@@ -82,12 +98,59 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_collection_modifyitems(config, items) -> None:
     rank = {config.rootpath / f: k for k, f in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(item.path, len(FIRST)))  # stable: the rest in order
+
+    def order(item) -> int:
+        return len(FIRST) + 1 if _after_vllm(str(item.path)) else rank.get(item.path, len(FIRST))
+
+    items.sort(key=order)  # stable: the rest in their order
+    vllm = [item.nodeid for item in items if item.path in rank]
+    config.stash[_VLLM_DONE] = vllm[-1] if vllm else None
     for item in items:
         if "embedded_model" in getattr(item, "fixturenames", ()):
             item.add_marker("model")
         if item.path.suffix == ".ipynb":
             item.add_marker("e2e")
+
+
+_VLLM_DONE = pytest.StashKey[str | None]()
+
+
+def _barrier(config) -> Path | None:
+    """The file the models' unit writes once past its vLLM files; None when nothing should
+    wait for it (no xdist, ``-m`` given, or the vLLM files not in the run)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    cache = getattr(config, "cache", None)  # pytest's cache folder, shared by the workers
+    if (not run or cache is None or config.getoption("markexpr")
+            or not config.stash.get(_VLLM_DONE, None)):
+        return None
+    return cache.mkdir("vllm-done") / run
+
+
+def pytest_runtest_logfinish(nodeid, location) -> None:
+    config = _CONFIG[0] if _CONFIG else None
+    if config is not None and nodeid == config.stash.get(_VLLM_DONE, None):
+        barrier = _barrier(config)
+        if barrier is not None:
+            for old in barrier.parent.iterdir():  # earlier runs' marks
+                if time.time() - old.stat().st_mtime > 86400:
+                    old.unlink(missing_ok=True)
+            barrier.touch()
+
+
+def pytest_runtest_setup(item) -> None:
+    barrier = _barrier(item.config)
+    if barrier is None or not _after_vllm(str(item.path)):
+        return
+    deadline = time.monotonic() + WAIT_S
+    while not barrier.exists() and time.monotonic() < deadline:
+        time.sleep(2.0)
+
+
+_CONFIG: list = []
+
+
+def pytest_configure(config) -> None:
+    _CONFIG[:] = [config]
 
 
 @pytest.fixture(autouse=True)
