@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -104,6 +105,8 @@ def _check_stage(name: str, params: Path | None) -> None:
         raise typer.Exit(2) from err
     for line in result.lines:
         typer.echo(f"ok  {line}")
+    for note in result.notes:
+        typer.echo(f"note  {note}")
     typer.echo(f"stage '{name}' can run with {path}")
 
 
@@ -199,6 +202,54 @@ def papers_command(
     typer.echo(markdown_table(table))
     typer.echo("")
     typer.echo(markdown_table(pl.DataFrame(summary(rows))))
+
+
+@app.command("serve")
+def serve_command(
+    params: Annotated[Path, typer.Option("--params", help="Parameters file naming the models.")
+                      ] = Path("params.gpu.yaml"),
+    out: Annotated[Path, typer.Option(
+        "--out", help="Where to write the params file that reaches the servers.")
+    ] = Path("params.served.yaml"),
+    gpus: Annotated[int | None, typer.Option(
+        help="GPUs on this node (default: those CUDA shows; 0: serve on the CPU).")] = None,
+    host: Annotated[str, typer.Option(help="Address the servers listen on.")] = "127.0.0.1",
+    base_port: Annotated[int, typer.Option(help="Port of the first server.")] = 8000,
+    remote: Annotated[list[str] | None, typer.Option(
+        help="NAME=URL: a model served on another node (repeatable).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the servers and write --out; start nothing.")] = False,
+) -> None:
+    """One `vllm serve` per vLLM model of a params file, each on GPUs of its own; writes the
+    params file with those models reached through `backend: openai` (cogrsi_lib/serve.py)."""
+    import yaml
+
+    from cogrsi_lib.serve import ServeError, describe, launch, plan, served_params, visible_gpus
+
+    try:
+        named = dict(r.split("=", 1) for r in remote or [] if "=" in r)
+        if len(named) != len(remote or []):
+            raise ServeError("--remote takes NAME=URL")
+        given = yaml.safe_load(params.read_text(encoding="utf-8")) or {}
+        n = visible_gpus() if gpus is None else gpus
+        servers = plan(given, n or None, base_port=base_port, remote=named)
+        served = served_params(given, servers, host, named)
+    except (OSError, ValueError) as err:  # ServeError, StageParamsError, a missing file
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from err
+    for line in describe(servers, host, cpu=not n):
+        typer.echo(line)
+    out.write_text(yaml.safe_dump(served, sort_keys=False), encoding="utf-8")
+    typer.echo(f"wrote {out}: run `cogrsi stage NAME --params {out}`")
+    if dry_run or not servers:
+        return
+    with launch(servers, Path(".cache/serve-logs"), host, cpu=not n):
+        typer.echo("every server answers /health; Ctrl-C stops them")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            typer.echo("stopping the servers")
 
 
 @app.command("dvc-yaml")

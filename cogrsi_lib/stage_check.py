@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from cogrsi_lib import stage_params
 from cogrsi_lib.llm.backend import BackendSpec
+from cogrsi_lib.llm.vllm_backend import VLLMSpec
 
 __all__ = ["CheckError", "StageCheck", "check_stage", "model_specs"]
 
@@ -42,6 +43,8 @@ class StageCheck:
 
     stage: str
     lines: tuple[str, ...]
+    #: what may still fail where it runs (several vLLM engines in one process)
+    notes: tuple[str, ...] = ()
 
 
 def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
@@ -145,5 +148,13 @@ def check_stage(name: str, section: Mapping[str, Any], root: str | Path = ".") -
             raise CheckError(f"{path}: benchmark '{bench}' has no data at {where} "
                              f"(`cogrsi bench fetch {bench}` where there is internet)")
         lines.append(f"{path}: {bench} at {where}")
-    lines += [_check_model(path, spec, root) for path, spec in model_specs(params, name)]
-    return StageCheck(name, tuple(lines))
+    specs = model_specs(params, name)
+    lines += [_check_model(path, spec, root) for path, spec in specs]
+    engines = {(s.model, s.adapter, str(s.engine.kwargs())) for _, s in specs
+               if isinstance(s, VLLMSpec)}
+    notes = []
+    if len(engines) > 1:
+        notes.append(f"{name} builds {len(engines)} vLLM engines in one process: on GPUs, serve "
+                     "each model on its own (`cogrsi serve --params FILE`) and run the stage "
+                     "on the file it writes")
+    return StageCheck(name, tuple(lines), tuple(notes))

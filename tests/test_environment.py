@@ -32,3 +32,17 @@ def test_every_requirement_of_the_tested_extras_is_pinned():
     assert pinned["torch"] == "2.13.0" and "+" not in "".join(pinned.values())
     # the lab extra resolves only below jsonschema 4.24 (pyproject.toml says why)
     assert tuple(map(int, pinned["jsonschema"].split(".")[:2])) < (4, 24)
+
+
+def test_the_gpu_extra_is_every_stages_runtime_with_one_vllm_floor():
+    """``gpu`` = the embedded extra without its CPU torch pin, the OpenAI client and vLLM, and
+    README names the same vLLM floor as pyproject.toml."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    expected = ({r for r in extras["embedded"] if not r.startswith("torch")}
+                | set(extras["openai"]) | set(extras["vllm"]))
+    assert set(extras["gpu"]) == expected
+    (floor,) = [r.split(">=")[1] for r in extras["vllm"]]
+    readme = (ROOT / "README.md").read_text()
+    assert set(re.findall(r"vLLM >= ?([0-9.]+)", readme)) == {floor}
+    assert ".[dev,gpu]" in readme

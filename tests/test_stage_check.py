@@ -117,3 +117,35 @@ def test_the_command_exits_2_with_one_line(tmp_path, endpoint):
     assert result.exit_code == 0, result.output
     assert result.output.rstrip().endswith(f"stage 'reader_eval' can run with {params}")
     assert not (tmp_path / "reports").exists()
+
+
+def test_several_vllm_engines_in_one_stage_are_noted_and_the_served_file_reaches_them(
+        endpoint, monkeypatch):
+    """The GPU setting's audit names three vLLM models (one process would hold three
+    engines): the check says so. Rewritten by ``cogrsi serve`` for servers, nothing is noted
+    and each model's endpoint is asked for it."""
+    from pathlib import Path
+
+    import yaml
+
+    import cogrsi_lib.stage_check as stage_check
+    from cogrsi_lib.serve import plan, served_params
+
+    root = Path(__file__).resolve().parents[1]
+    gpu = yaml.safe_load((root / "params.gpu.yaml").read_text())
+    find_spec = stage_check.importlib.util.find_spec
+    monkeypatch.setattr(stage_check.importlib.util, "find_spec",  # vLLM "installed"
+                        lambda name, *a: object() if name == "vllm" else find_spec(name, *a))
+    (note,) = check_stage("audit", gpu["audit"]).notes
+    assert note.startswith("audit builds 3 vLLM engines in one process") and "cogrsi serve" in note
+    one = {"model": {"backend": "vllm", "model": "org/m"}}
+    assert check_stage("reader_eval", one).notes == ()
+    served = served_params(gpu, plan(gpu, 8))["audit"]
+    with pytest.raises(CheckError, match=r"^audit\.translators\[0\]\.model\.base_url: .*"
+                                         r"127\.0\.0\.1:8000/v1"):
+        check_stage("audit", served)  # nothing listens there
+    port = endpoint.rsplit(":", 1)[1].split("/")[0]
+    reached = served_params(gpu, plan(gpu, 8, base_port=int(port)))["audit"]
+    with pytest.raises(CheckError, match=r"model 'meta-llama/Llama-3.3-70B-Instruct' is not "
+                                         r"served at"):
+        check_stage("audit", reached)  # the plain server lists only 'served-model'

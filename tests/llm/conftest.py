@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from . import fake_vllm as _fake_vllm
-from .vllm_real import require_vllm, vllm_servers
+from .vllm_real import CPU_SERVER_ENGINE, free_port, require_vllm
 
 
 @pytest.fixture
@@ -30,6 +30,13 @@ def weights():
 def vllm_server(weights, tmp_path_factory):
     """One ``vllm serve`` of the embedded weights on 127.0.0.1, its ``/v1`` base URL: one per
     run, since one module uses it (``test_llm_vllm_serve.py``), and stopped when that module
-    ends, because vLLM's CPU engine keeps a core busy even while it waits."""
-    with vllm_servers(weights, 1, tmp_path_factory.mktemp("vllm-logs")) as (url,):
+    ends, because vLLM's CPU engine keeps a core busy even while it waits. Planned and
+    started by ``cogrsi serve``'s own code (cogrsi_lib/serve.py) from a params section that
+    names the model with ``backend: vllm``."""
+    from cogrsi_lib.serve import launch, plan
+
+    section = {"reader_eval": {"model": {"backend": "vllm", "engine": CPU_SERVER_ENGINE}}}
+    servers = plan(section, None, base_port=free_port())
+    with launch(servers, tmp_path_factory.mktemp("vllm-logs"), cpu=True, timeout_s=420.0,
+                env={"VLLM_CPU_KVCACHE_SPACE": "1"}) as (url,):
         yield url
