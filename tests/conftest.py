@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import tempfile
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -103,13 +104,18 @@ def pytest_collection_modifyitems(config, items) -> None:
         return len(FIRST) + 1 if _after_vllm(str(item.path)) else rank.get(item.path, len(FIRST))
 
     items.sort(key=order)  # stable: the rest in their order
-    vllm = [item.nodeid for item in items if item.path in rank]
-    config.stash[_VLLM_DONE] = vllm[-1] if vllm else None
     for item in items:
         if "embedded_model" in getattr(item, "fixturenames", ()):
             item.add_marker("model")
         if item.path.suffix == ".ipynb":
             item.add_marker("e2e")
+
+
+def pytest_collection_finish(session) -> None:
+    """The last test of the vLLM files that this run runs (after ``-k`` and ``-m``)."""
+    first = {session.config.rootpath / f for f in FIRST}
+    vllm = [item.nodeid for item in session.items if item.path in first]
+    session.config.stash[_VLLM_DONE] = vllm[-1] if vllm else None
 
 
 _VLLM_DONE = pytest.StashKey[str | None]()
@@ -118,12 +124,10 @@ _VLLM_DONE = pytest.StashKey[str | None]()
 def _barrier(config) -> Path | None:
     """The file the models' unit writes once past its vLLM files; None when nothing should
     wait for it (no xdist, ``-m`` given, or the vLLM files not in the run)."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    cache = getattr(config, "cache", None)  # pytest's cache folder, shared by the workers
-    if (not run or cache is None or config.getoption("markexpr")
-            or not config.stash.get(_VLLM_DONE, None)):
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # the same in every worker of a run
+    if not run or config.getoption("markexpr") or not config.stash.get(_VLLM_DONE, None):
         return None
-    return cache.mkdir("vllm-done") / run
+    return Path(tempfile.gettempdir()) / f"cogrsi-tests-{run}.vllm-done"
 
 
 def pytest_runtest_logfinish(nodeid, location) -> None:
@@ -131,7 +135,7 @@ def pytest_runtest_logfinish(nodeid, location) -> None:
     if config is not None and nodeid == config.stash.get(_VLLM_DONE, None):
         barrier = _barrier(config)
         if barrier is not None:
-            for old in barrier.parent.iterdir():  # earlier runs' marks
+            for old in barrier.parent.glob("cogrsi-tests-*.vllm-done"):  # earlier runs'
                 if time.time() - old.stat().st_mtime > 86400:
                     old.unlink(missing_ok=True)
             barrier.touch()
