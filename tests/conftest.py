@@ -130,31 +130,34 @@ def _barrier(config) -> Path | None:
     return Path(tempfile.gettempdir()) / f"cogrsi-tests-{run}.vllm-done"
 
 
-def pytest_runtest_logfinish(nodeid, location) -> None:
-    config = _CONFIG[0] if _CONFIG else None
-    if config is not None and nodeid == config.stash.get(_VLLM_DONE, None):
-        barrier = _barrier(config)
+class AfterVllm:
+    """The wait, as a plugin of its own: a conftest's item hooks reach only the items below
+    its folder, and the notebooks are outside tests/."""
+
+    def __init__(self, config) -> None:
+        self.config = config
+
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        if nodeid != self.config.stash.get(_VLLM_DONE, None):
+            return
+        barrier = _barrier(self.config)
         if barrier is not None:
             for old in barrier.parent.glob("cogrsi-tests-*.vllm-done"):  # earlier runs'
                 if time.time() - old.stat().st_mtime > 86400:
                     old.unlink(missing_ok=True)
             barrier.touch()
 
-
-def pytest_runtest_setup(item) -> None:
-    barrier = _barrier(item.config)
-    if barrier is None or not _after_vllm(str(item.path)):
-        return
-    deadline = time.monotonic() + WAIT_S
-    while not barrier.exists() and time.monotonic() < deadline:
-        time.sleep(2.0)
-
-
-_CONFIG: list = []
+    def pytest_runtest_setup(self, item) -> None:
+        barrier = _barrier(self.config)
+        if barrier is None or not _after_vllm(str(item.path)):
+            return
+        deadline = time.monotonic() + WAIT_S
+        while not barrier.exists() and time.monotonic() < deadline:
+            time.sleep(2.0)
 
 
 def pytest_configure(config) -> None:
-    _CONFIG[:] = [config]
+    config.pluginmanager.register(AfterVllm(config), "cogrsi-after-vllm")
 
 
 @pytest.fixture(autouse=True)
