@@ -50,7 +50,7 @@ def test_the_gpu_setting_needs_one_server_per_model_on_disjoint_gpus() -> None:
 
 
 def test_too_few_gpus_is_one_line_naming_what_each_model_needs() -> None:
-    with pytest.raises(ServeError, match=r"need 6 GPUs \(.*meta-llama/Llama-3.3-70B-Instruct "
+    with pytest.raises(ServeError, match=r"need 8 GPUs \(.*meta-llama/Llama-3.3-70B-Instruct "
                                          r"2.*\) and this node has 4: .*--remote"):
         plan(GPU, 4)
 
@@ -75,7 +75,7 @@ def test_the_served_file_reaches_every_model_through_its_server() -> None:
 
 def test_a_model_on_another_node_gets_its_url_and_no_server_here() -> None:
     remote = {LLAMA: "http://node2:8000/v1"}
-    servers = plan(GPU, 4, remote=remote)
+    servers = plan(GPU, 6, remote=remote)  # 8 GPUs less its 2
     assert LLAMA not in {s.name for s in servers}
     served = served_params(GPU, servers, remote=remote)
     assert served["scorecard"]["alt_model"]["base_url"] == "http://node2:8000/v1"
@@ -122,5 +122,5 @@ def test_cli_dry_run_writes_the_served_file_and_refuses_too_few_gpus(tmp_path) -
     assert written["reader_eval"]["model"]["base_url"] == "http://127.0.0.1:8002/v1"
     bad = runner.invoke(app, ["serve", "--params", str(ROOT / "params.gpu.yaml"), "--gpus", "4",
                               "--out", str(tmp_path / "x.yaml"), "--dry-run"])
-    assert bad.exit_code == 2 and "need 6 GPUs" in bad.output
+    assert bad.exit_code == 2 and "need 8 GPUs" in bad.output
     assert not (tmp_path / "x.yaml").exists()
