@@ -140,9 +140,10 @@ def test_several_vllm_engines_in_one_stage_are_noted_and_the_served_file_reaches
     assert note.startswith("audit builds 3 vLLM engines in one process") and "cogrsi serve" in note
     one = {"model": {"backend": "vllm", "model": "org/m"}}
     assert check_stage("reader_eval", one).notes == ()
-    served = served_params(gpu, plan(gpu, 8))["audit"]
-    with pytest.raises(CheckError, match=r"^audit\.translators\[0\]\.model\.base_url: .*"
-                                         r"127\.0\.0\.1:8000/v1"):
+    dead = int(dead_url().rsplit(":", 1)[1].split("/")[0])
+    served = served_params(gpu, plan(gpu, 8, base_port=dead))["audit"]
+    with pytest.raises(CheckError, match=rf"^audit\.translators\[0\]\.model\.base_url: .*"
+                                         rf"127\.0\.0\.1:{dead}/v1"):
         check_stage("audit", served)  # nothing listens there
     port = endpoint.rsplit(":", 1)[1].split("/")[0]
     reached = served_params(gpu, plan(gpu, 8, base_port=int(port)))["audit"]
