@@ -35,6 +35,7 @@ from typing import Any
 
 from cogrsi_lib import stage_params
 from cogrsi_lib.llm.vllm_backend import VLLMSpec
+from cogrsi_lib.stage_check import engine_key, model_specs
 
 __all__ = ["ServeError", "Server", "command", "launch", "plan", "served_params"]
 
@@ -77,8 +78,6 @@ def _served_name(spec: VLLMSpec) -> str:
 
 def _vllm_models(params: Mapping[str, Any]) -> list[tuple[str, VLLMSpec]]:
     """(key path, spec) of every vLLM model the file's stage sections name."""
-    from cogrsi_lib.stage_check import model_specs
-
     found = []
     for stage, checked in stage_params.validate_file(params).items():
         found += [(p, s) for p, s in model_specs(checked, stage) if isinstance(s, VLLMSpec)]
@@ -96,8 +95,7 @@ def plan(params: Mapping[str, Any], gpus: int | None, *, base_port: int = 8000,
     for path, spec in _vllm_models(params):
         if _served_name(spec) in remote:
             continue
-        key = json.dumps([spec.model, spec.adapter, spec.engine.kwargs()], sort_keys=True)
-        by_key.setdefault(key, (spec, []))[1].append(path)
+        by_key.setdefault(engine_key(spec), (spec, []))[1].append(path)
     names = [_served_name(spec) for spec, _ in by_key.values()]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

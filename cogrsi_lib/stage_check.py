@@ -19,6 +19,7 @@ so.
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from cogrsi_lib import stage_params
 from cogrsi_lib.llm.backend import BackendSpec
 from cogrsi_lib.llm.vllm_backend import VLLMSpec
 
-__all__ = ["CheckError", "StageCheck", "check_stage", "model_specs"]
+__all__ = ["CheckError", "StageCheck", "check_stage", "engine_key", "model_specs"]
 
 
 class CheckError(ValueError):
@@ -64,6 +65,12 @@ def model_specs(params: BaseModel, stage: str) -> list[tuple[str, BackendSpec]]:
     """Every model the loaded ``params`` name, with its key path
     (``audit.translators[0].model``)."""
     return [(path, v) for path, v in _walk(params, stage) if isinstance(v, BackendSpec)]
+
+
+def engine_key(spec: VLLMSpec) -> str:
+    """What makes two vLLM models one engine (or one server): weights, adapter and engine
+    settings."""
+    return json.dumps([spec.model, spec.adapter, spec.engine.kwargs()], sort_keys=True)
 
 
 def _benchmarks(params: BaseModel, stage: str) -> list[tuple[str, str]]:
@@ -151,8 +158,7 @@ def check_stage(name: str, section: Mapping[str, Any], root: str | Path = ".") -
         lines.append(f"{path}: {bench} at {where}")
     specs = model_specs(params, name)
     lines += [_check_model(path, spec, root) for path, spec in specs]
-    engines = {(s.model, s.adapter, str(s.engine.kwargs())) for _, s in specs
-               if isinstance(s, VLLMSpec)}
+    engines = {engine_key(s) for _, s in specs if isinstance(s, VLLMSpec)}
     notes = []
     if len(engines) > 1:
         notes.append(f"{name} builds {len(engines)} vLLM engines in one process: on GPUs, serve "
