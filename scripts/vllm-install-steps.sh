@@ -22,7 +22,7 @@ report_vllm() {
 import importlib.metadata as md
 import sys
 
-import vllm  # noqa: F401
+from vllm import LLM, SamplingParams  # noqa: F401  (a broken or partial install fails here)
 
 print(sys.argv[1], md.version(sys.argv[1]), "| torch", md.version("torch"),
       "| transformers", md.version("transformers"), "| lark", md.version("lark"))
