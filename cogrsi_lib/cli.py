@@ -252,6 +252,41 @@ def serve_command(
             typer.echo("stopping the servers")
 
 
+@app.command("rehearse")
+def rehearse_command(
+    params: Annotated[Path, typer.Option("--params", help="The settings to rehearse.")
+                      ] = Path("params.gpu.yaml"),
+    scale: Annotated[float, typer.Option(
+        help="Share of the file's counts to run, 0 to 1 (0: every count at its floor).")
+    ] = 0.0,
+    out: Annotated[Path, typer.Option(help="Folder of the rehearsal's outputs and budget.")
+                   ] = Path(".cache/rehearsal"),
+    stages: Annotated[list[str] | None, typer.Option(
+        "--stage", help="Only this stage (repeatable; default: every stage of the file).")
+    ] = None,
+    server: Annotated[str | None, typer.Option(
+        help="The /v1 URL of a running `vllm serve` of the embedded weights that answers to "
+             "every model's name (default: one is started on the CPU).")] = None,
+    jobs: Annotated[int, typer.Option(help="Stages run at a time.")] = 1,
+) -> None:
+    """Run a params file's stages on the CPU through the path they take on GPUs (every model
+    behind `vllm serve`, here of the embedded weights), each count cut by the scale; write
+    and print the GPU budget at the file's own counts (cogrsi_lib/rehearse.py)."""
+    from cogrsi_lib.rehearse import RehearsalError, rehearse
+
+    try:
+        text = rehearse(params, scale=scale, out=out.resolve(), stages=stages, server=server,
+                        jobs=jobs, echo=typer.echo)
+    except RehearsalError as err:
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from err
+    except (OSError, ValueError) as err:  # a missing file, a file that fails its schemas
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from err
+    typer.echo(text)
+    typer.echo(f"wrote {out / 'budget.md'}")
+
+
 @app.command("dvc-yaml")
 def dvc_yaml_command(
     check: Annotated[

@@ -37,7 +37,8 @@ from cogrsi_lib import stage_params
 from cogrsi_lib.llm.vllm_backend import VLLMSpec
 from cogrsi_lib.stage_check import engine_key, model_specs
 
-__all__ = ["ServeError", "Server", "command", "launch", "plan", "served_params"]
+__all__ = ["ServeError", "Server", "command", "free_port", "launch", "plan", "served_name",
+           "served_params", "set_path"]
 
 #: the served name of the embedded weights converted for vLLM (``model`` not given)
 EMBEDDED_NAME = "smollm2"
@@ -59,6 +60,8 @@ class Server:
     gpus: tuple[int, ...]
     port: int
     uses: tuple[str, ...]
+    #: further names the server answers to (``--served-model-name``), after ``name``
+    aliases: tuple[str, ...] = ()
 
     @property
     def n_gpus(self) -> int:
@@ -71,7 +74,9 @@ def _gpus_needed(spec: VLLMSpec) -> int:
             * (e.data_parallel_size or 1))
 
 
-def _served_name(spec: VLLMSpec) -> str:
+def served_name(spec: VLLMSpec) -> str:
+    """The name a vLLM model is served under: its model id (the embedded weights':
+    :data:`EMBEDDED_NAME`), with its adapter's folder name."""
     name = spec.model or EMBEDDED_NAME
     return f"{name}+{Path(spec.adapter).name}" if spec.adapter else name
 
@@ -93,10 +98,10 @@ def plan(params: Mapping[str, Any], gpus: int | None, *, base_port: int = 8000,
     remote = dict(remote or {})
     by_key: dict[str, tuple[VLLMSpec, list[str]]] = {}
     for path, spec in _vllm_models(params):
-        if _served_name(spec) in remote:
+        if served_name(spec) in remote:
             continue
         by_key.setdefault(engine_key(spec), (spec, []))[1].append(path)
-    names = [_served_name(spec) for spec, _ in by_key.values()]
+    names = [served_name(spec) for spec, _ in by_key.values()]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ServeError(f"{twice[0]} is named with different engine settings; give every use "
@@ -104,7 +109,7 @@ def plan(params: Mapping[str, Any], gpus: int | None, *, base_port: int = 8000,
     servers, next_gpu = [], 0
     for k, (spec, uses) in enumerate(by_key.values()):
         need = 0 if gpus is None else _gpus_needed(spec)
-        servers.append(Server(_served_name(spec), spec, tuple(range(next_gpu, next_gpu + need)),
+        servers.append(Server(served_name(spec), spec, tuple(range(next_gpu, next_gpu + need)),
                               base_port + k, tuple(uses)))
         next_gpu += need
     if gpus is not None and next_gpu > gpus:
@@ -129,7 +134,7 @@ def command(server: Server, host: str = "127.0.0.1", *, cpu: bool = False) -> li
 
         model = str(converted_weights())
     args = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model,
-            "--served-model-name", spec.model or EMBEDDED_NAME, "--host", host,
+            "--served-model-name", spec.model or EMBEDDED_NAME, *server.aliases, "--host", host,
             "--port", str(server.port), "--seed", "0",
             "--structured-outputs-config", json.dumps(STRUCTURED_OUTPUTS)]
     engine = spec.engine.kwargs()
@@ -147,7 +152,7 @@ def command(server: Server, host: str = "127.0.0.1", *, cpu: bool = False) -> li
     return args
 
 
-def _set(tree: Any, path: str, value: Any) -> None:
+def set_path(tree: Any, path: str, value: Any) -> None:
     """Set the value at a key path such as ``audit.translators[0].model`` (stage first)."""
     keys: list[str | int] = [int(k) if k.isdigit() else k
                              for k in re.findall(r"[^.\[\]]+", path)]
@@ -164,7 +169,7 @@ def served_params(params: Mapping[str, Any], servers: list[Server], host: str = 
     urls = {s.name: f"http://{host}:{s.port}/v1" for s in servers} | dict(remote or {})
     out = copy.deepcopy(dict(params))
     for path, spec in _vllm_models(params):
-        name = _served_name(spec)
+        name = served_name(spec)
         if name not in urls:
             raise ServeError(f"{path}: no server for {name}")
         kwargs = spec.chat_template_kwargs
@@ -174,7 +179,7 @@ def served_params(params: Mapping[str, Any], servers: list[Server], host: str = 
                                                else {"enable_thinking": False})}
         if spec.cache_dir:
             served["cache_dir"] = spec.cache_dir
-        _set(out, path, served)
+        set_path(out, path, served)
     stage_params.validate_file(out)  # the rewritten file still fits every schema
     return out
 
@@ -243,6 +248,15 @@ def describe(servers: list[Server], host: str = "127.0.0.1", *, cpu: bool = Fals
                      f"setting(s): {', '.join(s.uses)}")
         lines.append("  " + shlex.join(command(s, host, cpu=cpu)[1:]))
     return lines
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def visible_gpus() -> int:

@@ -32,11 +32,20 @@ def vllm_server(weights, tmp_path_factory):
     run, since one module uses it (``test_llm_vllm_serve.py``), and stopped when that module
     ends, because vLLM's CPU engine keeps a core busy even while it waits. Planned and
     started by ``cogrsi serve``'s own code (cogrsi_lib/serve.py) from a params section that
-    names the model with ``backend: vllm``."""
+    names the model with ``backend: vllm``; it also answers to every model name of
+    params.gpu.yaml, which the rehearsal of that file asks for."""
+    import dataclasses
+    from pathlib import Path
+
+    import yaml
+
+    from cogrsi_lib.rehearse import served_names
     from cogrsi_lib.serve import launch, plan
 
     section = {"reader_eval": {"model": {"backend": "vllm", "engine": CPU_SERVER_ENGINE}}}
-    servers = plan(section, None, base_port=free_port())
+    gpu = yaml.safe_load((Path(__file__).parents[2] / "params.gpu.yaml").read_text())
+    servers = [dataclasses.replace(s, aliases=tuple(served_names(gpu)))
+               for s in plan(section, None, base_port=free_port())]
     with launch(servers, tmp_path_factory.mktemp("vllm-logs"), cpu=True, timeout_s=420.0,
                 env={"VLLM_CPU_KVCACHE_SPACE": "1"}) as (url,):
         yield url

@@ -1,9 +1,10 @@
 """``vllm serve`` of the embedded weights on 127.0.0.1 behind ``OpenAIBackend``, for real:
 vLLM's HTTP server, scheduler and structured outputs, nothing stood in for; and every model
 stage through vLLM. The pytest run starts one server (``vllm_server`` in
-``tests/llm/conftest.py``), shared by the server tests and by the model stages, which run all
-at once with their counts cut; reader_eval runs at its full ``params.yaml`` CPU setting on an
-engine of its own beside them (``slow``). The server keeps about one core busy, so this file
+``tests/llm/conftest.py``), shared by the server tests and by the rehearsal of
+``params.gpu.yaml``, whose model stages run all at once with their counts at their floors;
+reader_eval runs at its full ``params.yaml`` CPU setting on an engine of its own beside them
+(``slow``). The server keeps about one core busy, so this file
 runs first among the model tests, while the other worker takes the model-free files
 (``tests/conftest.py``). Skipped when vLLM is not installed, failed instead under
 ``COGRSI_REQUIRE_VLLM=1`` (``.ci/run``).
@@ -17,7 +18,7 @@ from cogrsi_lib.llm import CachedBackend, Request
 from cogrsi_lib.llm.tally import open_tally
 
 from .test_llm_embedded_structured import FORMATS, QUESTION, STORY
-from .vllm_real import CPU_ENGINE, SERVED_NAME, committed_run, metric, on_server, on_vllm
+from .vllm_real import CPU_ENGINE, SERVED_NAME, committed_run, metric, on_vllm
 
 pytestmark = pytest.mark.vllm
 
@@ -97,62 +98,31 @@ def test_requests_are_spread_over_the_endpoint_list(vllm_server) -> None:
     assert sum(sent) == 24 and min(sent) > 0
 
 
-# -- every model stage through vLLM -----------------------------------------------------------
-#: reader_eval runs at its full CPU setting (test_reader_eval_at_its_cpu_setting_...)
-TINY_STAGES = ("harness", "pddl_mind", "scorecard", "loops", "audit")
-
-#: each stage's counts cut to a few items and its longest reply caps to a few dozen tokens
-#: (record columns depend on neither); every other setting, its models included, is the
-#: params.yaml CPU setting. reader_eval runs at its full CPU setting below.
-TINY = {
-    "harness": {"ablations": ["base", "full"], "n_per_benchmark": 1, "n_oracle": 1,
-                "agreement": {"n_worlds": 10},
-                "dev": {"n_tombench": 1, "n_oracle": 1, "rounds": 1, "budget": 8,
-                        "max_tokens": 64}},
-    "pddl_mind": {"n_stories": 1, "questions_per_story": 1, "n_cross_check": 4,
-                  "n_per_category": 1},
-    "scorecard": {"interventions": ["perspective"], "n_per_cell": 1, "n_per_game": 1,
-                  "selfpred_test": 1, "applied_depths": [1], "observation_counts": [0],
-                  "bootstrap_resamples": 50, "reply_caps": {"perspective": 64, "store": 64}},
-    "loops": {"rounds": 2, "discovery_size": 4, "trial_size": 4, "n_trials": 2,
-              "final_size": 4, "heldout_size": 2, "max_candidates": 2, "builder_max_tokens": 64,
-              "shadow_study": {"arms": ["accuracy_library", "gated_library"], "seeds": [0],
-                               "rounds": 1, "discovery_size": 4, "trial_size": 4,
-                               "dev_stories": 30, "final_size": 8},
-              "shadow_audit": {"n_worlds": 20, "seed": 7, "max_depth": 2},
-              "noise_rounds": 200,
-              "pairs": {"n_gate_narrative": 1, "n_gate_dialogue": 1, "n_eval_narrative": 1,
-                        "n_eval_dialogue": 1}},
-    "audit": {"n_worlds": 30, "max_tokens": 256,
-              "registration": {"seeds": [0], "rounds": 1, "discovery_size": 8, "trial_size": 8,
-                               "dev_stories": 60, "final_size": 20},
-              "replay": {"max_per_rule": 1, "n_controls": 1}},
-}
-
-
-def tiny(stage: str, section: dict) -> dict:
-    """``section`` with the stage's counts cut (nested settings merged key by key)."""
-    out = dict(section)
-    for key, value in TINY[stage].items():
-        base = out.get(key)
-        out[key] = {**base, **value} if isinstance(base, dict) else value
-    return out
-
+# -- every model stage through vLLM: the rehearsal of params.gpu.yaml --------------------------
+#: the stages that call models, rehearsed from params.gpu.yaml at the smallest scale
+#: (reader_eval also runs at its full CPU setting on an engine of its own: ``slow``)
+REHEARSED = ("scorecard", "reader_eval", "loops", "audit", "pddl_mind", "harness")
+#: each rehearsed stage's models, as the budget names them (params.gpu.yaml)
+READER, LLAMA = "Qwen/Qwen3.5-35B-A3B-FP8", "meta-llama/Llama-3.3-70B-Instruct"
+MODELS = {"scorecard": {READER, LLAMA, "Qwen/Qwen3.5-9B"}, "reader_eval": {READER},
+          "loops": {READER}, "audit": {LLAMA, "Qwen/Qwen3.5-122B-A10B"},
+          "pddl_mind": {READER}, "harness": {READER}}
 
 #: reader_eval's engine lives in the stage's kernel beside the server's: one unbound thread,
 #: so that the two do not both bind to the CPU vLLM picks for its workers
 OWN_ENGINE_ENV = {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"}
 FULL_SIZE = "test_reader_eval_at_its_cpu_setting_on_the_vllm_engine"
+REHEARSAL = "test_the_gpu_settings_rehearsed_at_the_smallest_scale_through_vllm_serve"
 
 
 @pytest.fixture(scope="module")
 def stage_runs(request, tmp_path_factory) -> dict:
-    """The stages this run selected, each run by ``cogrsi stage`` in its own process, all at
-    once: every stage of :data:`TINY_STAGES` at its params.yaml CPU setting with its counts
-    cut and every model served by the one ``vllm serve`` (which batches their requests
-    together, as a server shared by several stages on a GPU would), and reader_eval at its
-    whole CPU setting on an engine of its own (``slow``). Each stage's folder, exit status
-    and output."""
+    """The runs this pytest run selected, side by side: ``cogrsi rehearse`` of params.gpu.yaml
+    at scale 0 for the stages of :data:`REHEARSED`, all at once on the one ``vllm serve``
+    (which answers to each of the file's model names and batches the stages' requests
+    together, as a server shared by several stages on a GPU would); and reader_eval at its
+    whole params.yaml CPU setting with ``backend: vllm``, on an engine of its own
+    (``slow``). Each run's folder, exit status and log."""
     import json
     import os
     import subprocess
@@ -164,60 +134,72 @@ def stage_runs(request, tmp_path_factory) -> dict:
     from cogrsi_lib.pipeline import find_repo_root
 
     root = find_repo_root()
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    cogrsi = Path(sys.executable).with_name("cogrsi")
+    cogrsi = str(Path(sys.executable).with_name("cogrsi"))
     selected = {getattr(item, "originalname", item.name) for item in request.session.items}
-    sections = {}
-    if "test_model_stage_at_a_tiny_size_through_vllm_serve" in selected:
+    runs = {}
+
+    def start(name: str, folder: Path, args: list[str], env: dict | None = None) -> None:
+        log = (folder / "run.log").open("wb")
+        runs[name] = (folder, log, subprocess.Popen([cogrsi, *args], cwd=root, stdout=log,
+                                                    stderr=subprocess.STDOUT,
+                                                    env={**os.environ, **(env or {})}))
+
+    if REHEARSAL in selected:
         url = request.getfixturevalue("vllm_server")
-        sections = {s: (lambda cache, s=s: on_server(tiny(s, params[s]), url, cache), {})
-                    for s in TINY_STAGES}
+        folder = tmp_path_factory.mktemp("rehearsal")
+        start("rehearsal", folder, ["rehearse", "--params", str(root / "params.gpu.yaml"),
+                                    "--server", url, "--out", str(folder / "out"),
+                                    "--jobs", str(len(REHEARSED)),
+                                    *[a for s in REHEARSED for a in ("--stage", s)]])
     if FULL_SIZE in selected:
         request.getfixturevalue("weights")
-        sections["reader_eval"] = (lambda cache: on_vllm(params["reader_eval"], CPU_ENGINE,
-                                                         cache), OWN_ENGINE_ENV)
-    runs = {}
-    for stage, (swapped, env) in sections.items():
-        folder = tmp_path_factory.mktemp(f"stage-{stage}")
-        section = swapped(str(folder / "cache"))
+        folder = tmp_path_factory.mktemp("stage-reader_eval")
+        section = on_vllm(yaml.safe_load((root / "params.yaml").read_text())["reader_eval"],
+                          CPU_ENGINE, str(folder / "cache"))
         assert "embedded" not in json.dumps(section)
-        (folder / "params.yaml").write_text(yaml.safe_dump({stage: section}))
-        log = (folder / "stage.log").open("wb")
-        runs[stage] = (folder, log, subprocess.Popen(
-            [str(cogrsi), "stage", stage, "--params", str(folder / "params.yaml"),
-             "--out-dir", str(folder / "out")], cwd=root, stdout=log,
-            stderr=subprocess.STDOUT, env={**os.environ, **env}))
+        (folder / "params.yaml").write_text(yaml.safe_dump({"reader_eval": section}))
+        start("reader_eval", folder, ["stage", "reader_eval", "--params",
+                                      str(folder / "params.yaml"), "--out-dir",
+                                      str(folder / "out")], OWN_ENGINE_ENV)
     done = {}
-    for stage, (folder, log, proc) in runs.items():
+    for name, (folder, log, proc) in runs.items():
         try:
             code = proc.wait(timeout=1500)
         except subprocess.TimeoutExpired:
             proc.kill()
             code = proc.wait()
         log.close()
-        done[stage] = (folder, code, (folder / "stage.log").read_text(errors="replace"))
+        done[name] = (folder, code, (folder / "run.log").read_text(errors="replace"))
     return done
 
 
-def check_stage_run(runs: dict, stage: str) -> None:
-    folder, code, log = runs[stage]
-    assert code == 0, f"{stage} exited {code}:\n{log[-3000:]}"
-    check_stage_outputs(stage, folder / "out", folder)
+@pytest.mark.parametrize("stage", REHEARSED)
+def test_the_gpu_settings_rehearsed_at_the_smallest_scale_through_vllm_serve(stage_runs, stage):
+    """The stage of params.gpu.yaml rehearsed (cogrsi_lib/rehearse.py): every model of the
+    file served under its own name, each count at its floor: the stage's records in the
+    declared columns, the committed run's tables and columns, every reply in its declared
+    form, and its rows of the GPU budget naming the file's models."""
+    import polars as pl
 
-
-@pytest.mark.parametrize("stage", TINY_STAGES)
-def test_model_stage_at_a_tiny_size_through_vllm_serve(stage_runs, stage):
-    """The stage's notebook at its params.yaml CPU setting with its counts cut, every model
-    served by ``vllm serve`` (beside the other stages): the committed run's record files and
-    columns."""
-    check_stage_run(stage_runs, stage)
+    folder, code, log = stage_runs["rehearsal"]
+    assert code == 0, f"cogrsi rehearse exited {code}:\n{log[-3000:]}"
+    out = folder / "out"
+    # the loops' round logs follow the rounds and arms, which the two files set apart
+    check_stage_outputs(stage, out / stage, folder / stage, per_round=False)
+    budget = pl.read_csv(out / "budget.csv").filter(pl.col("stage") == stage)
+    assert set(budget["model"]) == MODELS[stage]
+    assert (budget["requests"] > 0).all() and (budget["gpu_hours"] > 0).all()
+    assert (budget["est_requests"] >= budget["requests"]).all()
+    assert "In all:" in (out / "budget.md").read_text()
 
 
 @pytest.mark.slow
 def test_reader_eval_at_its_cpu_setting_on_the_vllm_engine(stage_runs):
     """reader_eval's whole params.yaml CPU setting with ``backend: vllm``: the engine built
-    inside the stage's own kernel, at full size (run beside the tiny stages)."""
-    check_stage_run(stage_runs, "reader_eval")
+    inside the stage's own kernel, at full size (run beside the rehearsal)."""
+    folder, code, log = stage_runs["reader_eval"]
+    assert code == 0, f"reader_eval exited {code}:\n{log[-3000:]}"
+    check_stage_outputs("reader_eval", folder / "out", folder)
 
 
 #: the per-item record files, the stage's ``records.parquet`` and those it replaced (a
@@ -227,11 +209,11 @@ RECORD_FILES = frozenset({"records.parquet", "items.parquet", "translations.parq
                           "final_scores.parquet"})
 
 
-def check_stage_outputs(stage: str, out, tmp_path) -> None:
+def check_stage_outputs(stage: str, out, tmp_path, *, per_round: bool = True) -> None:
     """A stage run's records in exactly the declared columns and types, the other tables with
     the same files and columns as the committed embedded run (the outputs dvc.lock names,
-    read from the in-repo DVC remote), every reply that the cap did not cut in its declared
-    form, none failed."""
+    read from the in-repo DVC remote; without ``per_round``, the loops' per-round logs left
+    out), every reply that the cap did not cut in its declared form, none failed."""
     import json
 
     import polars as pl
@@ -248,7 +230,8 @@ def check_stage_outputs(stage: str, out, tmp_path) -> None:
         schema.check(pl.read_parquet(p))
     committed = committed_run(root, stage, tmp_path / "committed")
     assert any(committed.rglob("*.parquet")), f"{stage}: the committed run has no records"
-    parquets = sorted(p for p in committed.rglob("*.parquet") if p.name not in RECORD_FILES)
+    parquets = sorted(p for p in committed.rglob("*.parquet") if p.name not in RECORD_FILES
+                      and (per_round or "runs" not in p.relative_to(committed).parts))
     differ = {}
     for p in parquets:
         mine = out / p.relative_to(committed)

@@ -55,14 +55,6 @@ def on_vllm(section: Any, engine: dict, cache_dir: str) -> Any:
                                  "cache_dir": cache_dir})
 
 
-def on_server(section: Any, base_url: str | list[str], cache_dir: str) -> Any:
-    """The same with every embedded model swapped for ``backend: openai`` on a running
-    ``vllm serve`` of the embedded weights (formats enforced by the server)."""
-    return swap_models(section, {"backend": "openai", "model": SERVED_NAME,
-                                 "base_url": base_url, "structured_outputs": "vllm",
-                                 "cache_dir": cache_dir})
-
-
 def swap_models(section: Any, spec: dict) -> Any:
     """Every embedded model of a stage section (a model's settings with ``backend:
     embedded``, or the bare kind ``embedded``) replaced by the model settings ``spec``: every
