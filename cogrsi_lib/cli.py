@@ -69,6 +69,7 @@ def stage(
         _check_stage(name, params)
         return
     try:
+        _refuse_several_engines(name, params)
         executed = run_stage(
             name,
             params_path=params.resolve() if params else "params.yaml",
@@ -89,6 +90,24 @@ def stage(
         )
         raise typer.Exit(1) from err
     typer.echo(f"stage '{name}' done: {executed}")
+
+
+def _refuse_several_engines(name: str, params: Path | None) -> None:
+    """A stage whose settings name several vLLM engines is not started (StageError)."""
+    from cogrsi_lib import stage_params
+    from cogrsi_lib.pipeline import StageError, find_repo_root, load_stage_params
+    from cogrsi_lib.stage_check import several_engines
+
+    if name not in stage_params.SCHEMAS:
+        return  # run_stage names the unknown stage
+    path = params.resolve() if params else (find_repo_root() or Path.cwd()) / "params.yaml"
+    try:
+        loaded = stage_params.load(name, load_stage_params(name, path))
+    except stage_params.StageParamsError:
+        return  # run_stage reports it, naming the key
+    why = several_engines(name, loaded)
+    if why:
+        raise StageError(why)
 
 
 def _check_stage(name: str, params: Path | None) -> None:

@@ -31,7 +31,8 @@ from cogrsi_lib import stage_params
 from cogrsi_lib.llm.backend import BackendSpec
 from cogrsi_lib.llm.vllm_backend import VLLMSpec
 
-__all__ = ["CheckError", "StageCheck", "check_stage", "engine_key", "model_specs"]
+__all__ = ["CheckError", "StageCheck", "check_stage", "engine_key", "model_specs",
+           "several_engines"]
 
 
 class CheckError(ValueError):
@@ -158,10 +159,17 @@ def check_stage(name: str, section: Mapping[str, Any], root: str | Path = ".") -
         lines.append(f"{path}: {bench} at {where}")
     specs = model_specs(params, name)
     lines += [_check_model(path, spec, root) for path, spec in specs]
-    engines = {engine_key(s) for _, s in specs if isinstance(s, VLLMSpec)}
-    notes = []
-    if len(engines) > 1:
-        notes.append(f"{name} builds {len(engines)} vLLM engines in one process: on GPUs, serve "
-                     "each model on its own (`cogrsi serve --params FILE`) and run the stage "
-                     "on the file it writes")
-    return StageCheck(name, tuple(lines), tuple(notes))
+    several = several_engines(name, params)
+    return StageCheck(name, tuple(lines), (several,) if several else ())
+
+
+def several_engines(name: str, params: BaseModel) -> str | None:
+    """Why the loaded stage ``params`` cannot run in one process: they name several distinct
+    vLLM engines (weights, adapter or engine settings), which ``cogrsi stage`` would build side
+    by side in the stage's kernel; None when they name at most one."""
+    engines = {engine_key(s) for _, s in model_specs(params, name) if isinstance(s, VLLMSpec)}
+    if len(engines) < 2:
+        return None
+    return (f"{name} names {len(engines)} distinct vLLM engines, which one process would hold "
+            "together: serve each model on its own (`cogrsi serve --params FILE`) and run the "
+            "stage on the file it writes")

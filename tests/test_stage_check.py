@@ -137,7 +137,7 @@ def test_several_vllm_engines_in_one_stage_are_noted_and_the_served_file_reaches
     monkeypatch.setattr(stage_check.importlib.util, "find_spec",  # vLLM "installed"
                         lambda name, *a: object() if name == "vllm" else find_spec(name, *a))
     (note,) = check_stage("audit", gpu["audit"]).notes
-    assert note.startswith("audit builds 3 vLLM engines in one process") and "cogrsi serve" in note
+    assert note.startswith("audit names 3 distinct vLLM engines") and "cogrsi serve" in note
     one = {"model": {"backend": "vllm", "model": "org/m"}}
     assert check_stage("reader_eval", one).notes == ()
     dead = int(dead_url().rsplit(":", 1)[1].split("/")[0])
@@ -150,3 +150,30 @@ def test_several_vllm_engines_in_one_stage_are_noted_and_the_served_file_reaches
     with pytest.raises(CheckError, match=r"model 'meta-llama/Llama-3.3-70B-Instruct' is not "
                                          r"served at"):
         check_stage("audit", reached)  # the plain server lists only 'served-model'
+
+
+def test_a_stage_naming_several_vllm_engines_is_not_started(tmp_path) -> None:
+    """``cogrsi stage`` refuses, before any kernel, a section whose models would be several
+    vLLM engines in one process (the GPU setting's audit), and names the way out; one model
+    named twice with the same settings is one engine and passes this check."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    gpu = yaml.safe_load((root / "params.gpu.yaml").read_text())
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"audit": gpu["audit"]}))
+    result = CliRunner().invoke(app, ["stage", "audit", "--params", str(params),
+                                      "--out-dir", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "audit names 3 distinct vLLM engines" in result.output
+    assert "cogrsi serve" in result.output and not (tmp_path / "out").exists()
+    same = {"backend": "vllm", "model": "org/m"}
+    from cogrsi_lib.stage_check import several_engines
+    from cogrsi_lib.stage_params import load
+
+    twice = load("audit", {"translators": [{"name": "A", "model": same, "prompt": "literal"},
+                                           {"name": "B", "model": same, "prompt": "plain"}],
+                           "replay": {"model": same}})
+    assert several_engines("audit", twice) is None
