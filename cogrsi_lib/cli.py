@@ -294,12 +294,12 @@ def rehearse_command(
     from cogrsi_lib.rehearse import RehearsalError, rehearse
 
     try:
-        text = rehearse(params, scale=scale, out=out.resolve(), stages=stages, server=server,
-                        jobs=jobs, echo=typer.echo)
+        text = rehearse(params, scale=scale, out=out, stages=stages, server=server, jobs=jobs,
+                        echo=typer.echo)
     except RehearsalError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from err
-    except (OSError, ValueError) as err:  # a missing file, a file that fails its schemas
+    except (OSError, ValueError) as err:  # bad file or option; a server that did not start
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err
     typer.echo(text)

@@ -11,8 +11,10 @@ already (``params.served.yaml``) is rehearsed the same way, its endpoints replac
 
 Every count that a model stage puts to a model (items, cohorts, rounds, seeds) and every reply
 cap is cut by the scale and never below its floor (:data:`FLOORS`), so the smallest scale
-runs every stage, variant and model of the file on a few items; the other settings are the
-file's. The model-free stages run as given: they cost no GPU time.
+runs every stage, variant and arm of the file on a few items; the other settings are the
+file's. What only a larger share of the work calls on (the audit's replays of
+counterexamples, the loops' audit gate) may not be called at the smallest scale. The
+model-free stages run as given: they cost no GPU time.
 
 The budget (:func:`budget`) reads each stage's completion cache, which holds one entry per
 request the server answered (every call of the stage, a repeated one only once): per stage and
@@ -52,7 +54,8 @@ __all__ = ["DRIVERS", "FLOORS", "THROUGHPUT", "First", "RehearsalError", "Throug
 
 
 class RehearsalError(RuntimeError):
-    """A rehearsed stage failed, or the file cannot be rehearsed; the message says which."""
+    """A rehearsed stage failed, or wrote less than the papers' manifest lists; the message
+    says which. A file or option that cannot be rehearsed is a ``ValueError``."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,9 @@ FLOORS: dict[str, dict[str, int | First]] = {
               "shadow_study.seeds": First(1), "shadow_study.rounds": 1,
               "shadow_study.discovery_size": 4, "shadow_study.trial_size": 4,
               "shadow_study.dev_stories": 30, "shadow_study.final_size": 8,
-              "shadow_audit.n_worlds": 20},
-    "audit": {"n_worlds": 30, "max_tokens": 256, "recompile_max_tokens": 256,
+              "shadow_audit.n_worlds": 20, "audit.n_worlds": 30, "audit.max_tokens": 256,
+              "audit.recompile_max_tokens": 512},
+    "audit": {"n_worlds": 30, "max_tokens": 256, "recompile_max_tokens": 512,
               "registration.seeds": First(1), "registration.rounds": 1,
               "registration.discovery_size": 8, "registration.trial_size": 8,
               "registration.dev_stories": 60, "registration.final_size": 20,
@@ -120,7 +124,8 @@ DRIVERS: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class Throughput:
     """A published serving throughput: total tokens (prompt and completion) per second of one
-    server on ``gpus`` GPUs, and where it comes from."""
+    server on the ``gpus`` GPUs of the cited run (GPU-hours are counted on those), and where
+    it comes from."""
 
     gpus: int
     tokens_per_s: float
@@ -134,9 +139,9 @@ THROUGHPUT: dict[str, Throughput] = {
         "GPUStack performance lab, Qwen3.5-35B-A3B FP8 on one H200, vLLM 0.17.1, "
         "1,024 in / 128 out, 1,000 requests: 30.0 req/s (docs.gpustack.ai)"),
     "meta-llama/Llama-3.3-70B-Instruct": Throughput(
-        2, 3070.0 * (1024 + 512) / 512,
+        4, 3070.0 * (1024 + 512) / 512,
         "vLLM blog 2026-05-11 (TurboQuant), Fig. 1: Llama-3.3-70B bf16 on 4 H100 (TP4), "
-        "1,024 in / 512 out: about 3,070 output tok/s; taken for 2 H200s (similar memory)"),
+        "1,024 in / 512 out: about 3,070 output tok/s"),
     "Qwen/Qwen3.5-122B-A10B": Throughput(
         4, 3.94 * (4000 + 200),
         "no published figure; bound by GPUStack's Qwen3-235B-A22B FP8 on 4 H100 (TP4), "
@@ -198,7 +203,7 @@ def served_names(params: Mapping[str, Any]) -> list[str]:
                 names.append(served_name(spec))
             elif isinstance(spec, OpenAISpec):
                 names.append(spec.model)
-    return list(dict.fromkeys(names)) or [EMBEDDED_NAME]
+    return list(dict.fromkeys(names))
 
 
 def rehearsal_params(params: Mapping[str, Any], scale: float, base_url: str,
@@ -207,7 +212,7 @@ def rehearsal_params(params: Mapping[str, Any], scale: float, base_url: str,
     model reached at ``base_url`` under its own name, each stage's completions cached in
     ``cache_root/<stage>`` (the budget reads them: one entry per request sent)."""
     if not 0.0 <= scale <= 1.0:
-        raise RehearsalError(f"the scale is a share of the file's counts, 0 to 1 (got {scale})")
+        raise ValueError(f"the scale is a share of the file's counts, 0 to 1 (got {scale})")
     out = {stage: cut_counts(stage, section or {}, scale) for stage, section in params.items()}
     for stage, checked in stage_params.validate_file(out).items():
         for path, spec in model_specs(checked, stage):
@@ -237,15 +242,18 @@ def run_stages(stages: Sequence[str], params_file: Path, out: Path, *, jobs: int
                env: Mapping[str, str] | None = None, echo=print) -> list[StageRun]:
     """Run each stage with ``cogrsi stage NAME --params params_file --out-dir out/NAME``,
     ``jobs`` at a time, each logging to ``out/NAME.log``."""
-    cogrsi = Path(sys.executable).with_name("cogrsi")
-
     def one(stage: str) -> StageRun:
         log = out / f"{stage}.log"
         start = time.monotonic()
         with log.open("wb") as fh:
-            code = subprocess.call([str(cogrsi), "stage", stage, "--params", str(params_file),
-                                    "--out-dir", str(out / stage)], stdout=fh,
-                                   stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+            try:
+                code = subprocess.call(
+                    [sys.executable, "-m", "cogrsi_lib.cli", "stage", stage, "--params",
+                     str(params_file), "--out-dir", str(out / stage)], stdout=fh,
+                    stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+            except OSError as err:  # the interpreter could not be started
+                fh.write(f"could not start the stage: {err}\n".encode())
+                code = 127
         run = StageRun(stage, code, time.monotonic() - start, log)
         echo(f"{stage}: {'done' if code == 0 else f'FAILED ({code})'} in {run.seconds:.0f} s")
         return run
@@ -318,6 +326,20 @@ CPU_ENGINE = {"dtype": "bfloat16", "max_model_len": 4096, "enforce_eager": True}
 MARK = ".cogrsi-rehearsal"
 
 
+def _check(stage: str, section: Mapping[str, Any]) -> str:
+    """``cogrsi stage NAME --check`` of a rehearsed section: ``ok``, or its one line (what
+    the stage runs without, such as benchmark data this machine lacks; the stage's own
+    report says how it went on)."""
+    from cogrsi_lib.pipeline import find_repo_root
+    from cogrsi_lib.stage_check import CheckError, check_stage
+
+    try:
+        check_stage(stage, section, find_repo_root() or Path.cwd())
+    except CheckError as err:
+        return str(err)
+    return "ok"
+
+
 def papers_outputs(out: Path, stages: Iterable[str]) -> list[dict[str, Any]]:
     """Each table or figure of ``cogrsi papers`` (produced or partial) whose stages were all
     rehearsed: whether the rehearsal wrote every output file it lists."""
@@ -349,7 +371,7 @@ def _fresh(out: Path) -> None:
 
 def rehearse(params_file: Path, *, scale: float, out: Path,
              stages: Sequence[str] | None = None, server: str | None = None, jobs: int = 1,
-             echo=print) -> Path:
+             echo=print) -> str:
     """Rehearse ``params_file`` (see the module docstring) into ``out``: the rehearsed file
     (``params.yaml``), each stage's outputs and log, and ``budget.md``/``.csv``. Starts one
     ``vllm serve`` of the embedded weights on the CPU unless ``server`` (a ``/v1`` base URL
@@ -357,37 +379,49 @@ def rehearse(params_file: Path, *, scale: float, out: Path,
     naming each stage that failed, after the others ran. Returns the budget's markdown."""
     import yaml
 
-    params = yaml.safe_load(params_file.read_text(encoding="utf-8")) or {}
+    try:
+        params = yaml.safe_load(params_file.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ValueError(f"{params_file} is not valid YAML: {err}") from None
+    if not isinstance(params, Mapping):
+        raise ValueError(f"{params_file} must hold a mapping of stage sections")
     order = [s for s in stage_params.SCHEMAS if s in params]
     unknown = sorted(set(stages or []) - set(order))
     if unknown:
-        raise RehearsalError(f"{params_file} has no section {unknown[0]} "
-                             f"(sections: {', '.join(order)})")
+        raise ValueError(f"{params_file} has no section {unknown[0]} "
+                         f"(sections: {', '.join(order)})")
     chosen = [s for s in order if stages is None or s in stages]
-    _fresh(out)
+    out = out.resolve()
+    port = free_port()
+    url = server or f"http://127.0.0.1:{port}/v1"
+    # every input checked before anything is cleared or started
+    rehearsed = rehearsal_params(params, scale, url, out / "cache")
     names = served_names(params)
+    _fresh(out)
+    (out / "params.yaml").write_text(yaml.safe_dump(rehearsed, sort_keys=False),
+                                     encoding="utf-8")
     if server is None:
-        spec = VLLMSpec(engine=CPU_ENGINE)
-        one = Server(EMBEDDED_NAME, spec, (), free_port(), (), aliases=tuple(names))
+        one = Server(EMBEDDED_NAME, VLLMSpec(engine=CPU_ENGINE), (), port, (),
+                     aliases=tuple(n for n in names if n != EMBEDDED_NAME))
         serving = launch([one], out / "server", cpu=True,
                          env={"VLLM_CPU_KVCACHE_SPACE":
                               os.environ.get("VLLM_CPU_KVCACHE_SPACE", "2")})
     else:
         serving = contextlib.nullcontext([server])
-    with serving as (url,):
-        echo(f"serving {', '.join(names)} at {url} (the embedded weights)")
-        rehearsed = rehearsal_params(params, scale, url, out / "cache")
-        (out / "params.yaml").write_text(yaml.safe_dump(rehearsed, sort_keys=False),
-                                         encoding="utf-8")
+    with serving:
+        echo(f"serving {', '.join(names) or 'no model'} at {url} (the embedded weights)")
+        checks = {stage: _check(stage, rehearsed.get(stage) or {}) for stage in chosen}
+        for stage, line in checks.items():
+            if line != "ok":
+                echo(f"{stage}: its check says: {line}")
         runs = run_stages(chosen, out / "params.yaml", out, jobs=jobs, echo=echo)
     rows = budget(out, params, rehearsed, [r.stage for r in runs if r.code == 0])
     table = pl.DataFrame(rows, schema=BUDGET_COLUMNS)
-    write_table(table, out / "budget", title=f"GPU budget of {params_file.name} (rehearsed "
-                f"at scale {scale:g})", why_empty="no stage that calls a model ran")
+    table.write_csv(out / "budget.csv")  # budget.md is the report below
     outputs = pl.DataFrame(papers_outputs(out, [r.stage for r in runs if r.code == 0]),
                            schema=["paper", "id", "status", "outputs", "missing"])
     write_table(outputs, out / "papers_outputs", title="Paper tables the rehearsal wrote")
-    text = render(table, runs, params_file, scale)
+    text = render(table, runs, checks, params_file, scale)
     (out / "budget.md").write_text(text, encoding="utf-8")
     failed = [r for r in runs if r.code != 0]
     if failed:
@@ -409,14 +443,15 @@ BUDGET_COLUMNS = {"stage": pl.Utf8, "model": pl.Utf8, "requests": pl.Int64,
                   "gpus": pl.Int64, "gpu_hours": pl.Float64}
 
 
-def render(table: pl.DataFrame, runs: Sequence[StageRun], params_file: Path,
-           scale: float) -> str:
+def render(table: pl.DataFrame, runs: Sequence[StageRun], checks: Mapping[str, str],
+           params_file: Path, scale: float) -> str:
     """The budget report: the stages' runs, the budget by stage and model, the totals by
     model, the throughput figures used and what the estimate leaves out."""
 
     runs_table = pl.DataFrame([{"stage": r.stage, "status": "ok" if r.code == 0 else
-                                f"failed ({r.code})", "seconds": round(r.seconds)}
-                               for r in runs], schema=["stage", "status", "seconds"])
+                                f"failed ({r.code})", "seconds": round(r.seconds),
+                                "check": checks.get(r.stage, "")} for r in runs],
+                              schema=["stage", "status", "seconds", "check"])
     totals = (table.group_by("model", maintain_order=True)
               .agg(pl.col("est_requests").sum(), pl.col("est_tokens").sum(),
                    pl.col("gpu_hours").sum()).sort("model")) if table.height else table
@@ -425,12 +460,15 @@ def render(table: pl.DataFrame, runs: Sequence[StageRun], params_file: Path,
              f"Rehearsed on the CPU at scale {scale:g}: every model of the file served by one "
              "`vllm serve` of the embedded weights under the model's own name; each count "
              "cut to its share of the file's, never below its floor (cogrsi_lib/rehearse.py).",
-             "", "## Stages", "", markdown_table(runs_table), "",
+             "", "## Stages", "",
+             "`check`: `cogrsi stage NAME --check` of the rehearsed section; a stage may run "
+             "on without what it names (its own report says how).", "",
+             markdown_table(runs_table), "",
              "## By stage and model", "",
              "`requests`, `prompt_tokens`, `completion_tokens`: what the rehearsal sent "
              "(cache hits left out); `factor`: the file's driving counts over the "
              "rehearsal's; `est_*`: at the file's counts; `gpu_hours`: `est_tokens` at the "
-             "throughput below, times the server's GPUs.", "",
+             "throughput below, times the GPUs of its cited run (`gpus`).", "",
              markdown_table(table) if table.height else "(no model stage ran)", "",
              "## By model", "", markdown_table(totals) if table.height else "", "",
              f"**In all: {hours:,.1f} GPU-hours**, at the throughput figures below.", "",

@@ -19,6 +19,7 @@ from cogrsi_lib.rehearse import (
     THROUGHPUT,
     First,
     RehearsalError,
+    _check,
     _fresh,
     _get,
     _scaled,
@@ -66,8 +67,10 @@ def test_the_scale_cuts_each_count_between_its_floor_and_the_files(stage) -> Non
         assert w == r, path
         if isinstance(floor, First):
             assert s == r[:floor.n] and h == r[: len(h)] and len(s) <= len(h), path
-        elif isinstance(r, list | dict):
-            assert s == _scaled(r, floor, 0.0), path  # each count, elementwise
+        elif isinstance(r, list):
+            assert s == [min(floor, v) for v in r], path  # each count, elementwise
+        elif isinstance(r, dict):
+            assert s == {k: min(floor, v) for k, v in r.items()}, path
         else:
             assert s == min(floor, r) and s <= h <= r, path
             assert h == max(floor, round(r * 0.5)) or r <= floor, path
@@ -107,7 +110,7 @@ def test_a_served_file_is_rehearsed_at_the_rehearsal_server(tmp_path) -> None:
 
 
 def test_a_scale_outside_zero_to_one_is_refused(tmp_path) -> None:
-    with pytest.raises(RehearsalError, match="0 to 1"):
+    with pytest.raises(ValueError, match="0 to 1"):
         rehearsal_params(GPU, 2.0, URL, tmp_path)
 
 
@@ -178,3 +181,36 @@ def test_counts_in_a_list_or_mapping_are_cut_each_and_a_first_list_shortened() -
     assert _scaled({"tomi": 40, "hi-tom": 3}, 5, 0.0) == {"tomi": 5, "hi-tom": 3}
     assert _scaled([0, 1, 2, 3, 4, 5], First(1), 0.0) == [0]
     assert _scaled([0, 1, 2, 3, 4, 5], First(1), 0.5) == [0, 1, 2]
+
+
+def test_each_stage_is_checked_first_and_the_problem_kept_in_one_line(tmp_path) -> None:
+    dead = "http://127.0.0.1:9/v1"  # the discard port: nothing listens
+    section = {"model": {"backend": "openai", "model": "m", "base_url": dead}}
+    line = _check("reader_eval", section)
+    assert line.startswith("reader_eval.model.base_url") and "127.0.0.1:9" in line
+    assert "\n" not in line
+    assert _check("oracle_worlds", {}) == "ok"
+
+
+def test_bad_input_is_refused_before_anything_is_cleared_or_started(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from cogrsi_lib.cli import app
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / MARK).write_text("")
+    (out / "kept.log").write_text("a former rehearsal's")
+    bad = tmp_path / "bad.yaml"
+    for text, args, message in [
+            ("reader_eval: [unclosed\n", [], "not valid YAML"),
+            ("- a list\n", [], "mapping of stage sections"),
+            ("reader_eval: {}\n", ["--scale", "2"], "0 to 1"),
+            ("reader_eval: {}\n", ["--stage", "loops"], "no section loops"),
+            ("reader_eval: {n_per_benchmrk: 3}\n", [], "n_per_benchmrk")]:
+        bad.write_text(text)
+        result = CliRunner().invoke(app, ["rehearse", "--params", str(bad), "--out", str(out),
+                                          *args])
+        assert result.exit_code == 2, (text, result.output)
+        assert message in result.output and "Traceback" not in result.output
+        assert (out / "kept.log").is_file()  # nothing cleared, no server started
