@@ -13,15 +13,15 @@ with the thread counts of a serial run (so the same replies); the other worker t
 model-free files meanwhile, one file at a time. The vLLM files come first in the unit
 (:data:`FIRST`): a ``vllm serve`` answering a few requests at a time keeps about one core
 busy, so it shares the cores best with the model-free files. The model-free e2e files (the
-rerun checks, the notebooks whose CI settings use scripted stand-ins:
-:func:`_model_free_e2e`) go to the other worker last, which runs them at ``nice`` 19
-(:data:`YIELD_NICE`): they take the cores that the models' unit leaves idle. At equal
-priority (and at ``nice`` 10) they made vLLM's replies take two to eight times as long and
-the embedded model's torch threads three to four times; held back until the vLLM files were
-done, they left that worker idle for up to seven minutes (pytest 957 s against 853 s). Tried
-and measured slower: two model units side by side (vLLM's busy loop and torch's threads
-oversubscribe the two cores and both slow down many times over). A run restricted with
-``-m`` keeps xdist's own scheduling and priorities.
+rerun checks, the notebooks whose CI settings use scripted stand-ins: :data:`AFTER_VLLM`) go
+to the other worker last, and each waits until the models' unit is past its vLLM files:
+beside vLLM's server or engine they made its replies take two to eight times as long (at
+equal priority and at ``nice`` 10). Past the wait, that worker runs at ``nice`` 19
+(:data:`YIELD_NICE`), so that the embedded model's torch threads, which slowed three- to
+fourfold beside the notebooks' kernels at equal priority, keep the cores first. Tried and
+measured slower: two model units side by side (vLLM's busy loop and torch's
+threads oversubscribe the two cores and both slow down many times over).
+A run restricted with ``-m`` keeps xdist's own scheduling, and nothing waits.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+import tempfile
+import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -46,12 +48,14 @@ MODELS_UNIT = "models"
 FIRST = ("tests/llm/test_llm_vllm_serve.py", "tests/llm/test_llm_vllm_real.py")
 #: the notebooks whose CI settings run a model (the others use scripted stand-ins)
 MODEL_NOTEBOOKS = ("notebooks/train.ipynb",)
-#: the niceness of the worker (and the kernels and pipelines it starts) from its first
-#: model-free e2e file on: the models' unit, meanwhile on the other worker, comes first
+#: the longest a file of :func:`_after_vllm` waits for the vLLM files (then it runs anyway)
+WAIT_S = 1500.0
+#: the niceness of the worker (and the kernels and pipelines it starts) once past the wait:
+#: the embedded model's torch threads, on the models' unit meanwhile, come first
 YIELD_NICE = 19
 
 
-def _model_free_e2e(path: str) -> bool:
+def _after_vllm(path: str) -> bool:
     """A model-free e2e file: the rerun checks, a notebook that runs no model."""
     return path.endswith("tests/test_reruns.py") or (
         path.endswith(".ipynb") and not path.endswith(MODEL_NOTEBOOKS))
@@ -60,7 +64,7 @@ def _model_free_e2e(path: str) -> bool:
 @functools.cache
 def _unit(path: str) -> str | None:
     """The models' unit for a test file that runs a model, None for a model-free one."""
-    if _model_free_e2e(path):
+    if _after_vllm(path):
         return None
     if path.endswith(".ipynb"):
         return MODELS_UNIT
@@ -102,9 +106,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     rank = {config.rootpath / f: k for k, f in enumerate(FIRST)}
 
     def order(item) -> int:
-        if _model_free_e2e(str(item.path)):
-            return len(FIRST) + 1
-        return rank.get(item.path, len(FIRST))
+        return len(FIRST) + 1 if _after_vllm(str(item.path)) else rank.get(item.path, len(FIRST))
 
     items.sort(key=order)  # stable: the rest in their order
     for item in items:
@@ -114,22 +116,54 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker("e2e")
 
 
-class YieldToModels:
-    """The worker's lower priority, as a plugin of its own: a conftest's item hooks reach
-    only the items below its folder, and the notebooks are outside tests/."""
+def pytest_collection_finish(session) -> None:
+    """The last test of the vLLM files that this run runs (after ``-k`` and ``-m``)."""
+    first = {session.config.rootpath / f for f in FIRST}
+    vllm = [item.nodeid for item in session.items if item.path in first]
+    session.config.stash[_VLLM_DONE] = vllm[-1] if vllm else None
+
+
+_VLLM_DONE = pytest.StashKey[str | None]()
+
+
+def _barrier(config) -> Path | None:
+    """The file the models' unit writes once past its vLLM files; None when nothing should
+    wait for it (no xdist, ``-m`` given, or the vLLM files not in the run)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # the same in every worker of a run
+    if not run or config.getoption("markexpr") or not config.stash.get(_VLLM_DONE, None):
+        return None
+    return Path(tempfile.gettempdir()) / f"cogrsi-tests-{run}.vllm-done"
+
+
+class AfterVllm:
+    """The wait, as a plugin of its own: a conftest's item hooks reach only the items below
+    its folder, and the notebooks are outside tests/."""
 
     def __init__(self, config) -> None:
         self.config = config
 
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        if nodeid != self.config.stash.get(_VLLM_DONE, None):
+            return
+        barrier = _barrier(self.config)
+        if barrier is not None:
+            for old in barrier.parent.glob("cogrsi-tests-*.vllm-done"):  # earlier runs'
+                if time.time() - old.stat().st_mtime > 86400:
+                    old.unlink(missing_ok=True)
+            barrier.touch()
+
     def pytest_runtest_setup(self, item) -> None:
-        under_xdist = bool(os.environ.get("PYTEST_XDIST_WORKER"))
-        if (under_xdist and not self.config.getoption("markexpr")
-                and _model_free_e2e(str(item.path))):
-            os.nice(max(0, YIELD_NICE - os.nice(0)))  # once: this worker runs only these now
+        barrier = _barrier(self.config)
+        if barrier is None or not _after_vllm(str(item.path)):
+            return
+        deadline = time.monotonic() + WAIT_S
+        while not barrier.exists() and time.monotonic() < deadline:
+            time.sleep(2.0)
+        os.nice(max(0, YIELD_NICE - os.nice(0)))  # once: this worker runs only these now
 
 
 def pytest_configure(config) -> None:
-    config.pluginmanager.register(YieldToModels(config), "cogrsi-yield-to-models")
+    config.pluginmanager.register(AfterVllm(config), "cogrsi-after-vllm")
 
 
 @pytest.fixture(autouse=True)
