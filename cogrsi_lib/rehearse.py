@@ -45,7 +45,15 @@ from cogrsi_lib import stage_params
 from cogrsi_lib.llm.openai_backend import OpenAISpec
 from cogrsi_lib.llm.vllm_backend import VLLMSpec
 from cogrsi_lib.reports import markdown_table, write_table
-from cogrsi_lib.serve import EMBEDDED_NAME, Server, free_port, launch, served_name, set_path
+from cogrsi_lib.serve import (
+    EMBEDDED_NAME,
+    Server,
+    free_port,
+    launch,
+    served_name,
+    served_spec,
+    set_path,
+)
 from cogrsi_lib.stage_check import model_specs
 
 __all__ = ["DRIVERS", "FLOORS", "THROUGHPUT", "First", "RehearsalError", "Throughput", "budget",
@@ -218,12 +226,8 @@ def rehearsal_params(params: Mapping[str, Any], scale: float, base_url: str,
         for path, spec in model_specs(checked, stage):
             if isinstance(spec, VLLMSpec | OpenAISpec):
                 name = served_name(spec) if isinstance(spec, VLLMSpec) else spec.model
-                kwargs = spec.chat_template_kwargs
-                set_path(out, path, {
-                    "backend": "openai", "model": name, "base_url": base_url,
-                    "structured_outputs": "vllm", "cache_dir": str(cache_root / stage),
-                    "chat_template_kwargs": dict(kwargs if kwargs is not None
-                                                 else {"enable_thinking": False})})
+                set_path(out, path, served_spec(name, base_url, spec.chat_template_kwargs,
+                                                str(cache_root / stage)))
     stage_params.validate_file(out)
     return out
 

@@ -38,7 +38,7 @@ from cogrsi_lib.llm.vllm_backend import VLLMSpec
 from cogrsi_lib.stage_check import engine_key, model_specs
 
 __all__ = ["ServeError", "Server", "command", "free_port", "launch", "plan", "served_name",
-           "served_params", "set_path"]
+           "served_params", "served_spec", "set_path"]
 
 #: the served name of the embedded weights converted for vLLM (``model`` not given)
 EMBEDDED_NAME = "smollm2"
@@ -161,6 +161,20 @@ def set_path(tree: Any, path: str, value: Any) -> None:
     tree[keys[-1]] = value
 
 
+def served_spec(name: str, base_url: str, chat_template_kwargs: Mapping[str, Any] | None,
+                cache_dir: str | None) -> dict[str, Any]:
+    """A model's settings at a ``vllm serve``: ``backend: openai`` under ``name``, formats
+    enforced by the server, its chat template arguments kept (the vLLM backend's default of
+    thinking off made explicit), and its cache folder."""
+    served = {"backend": "openai", "model": name, "base_url": base_url,
+              "structured_outputs": "vllm",
+              "chat_template_kwargs": dict(chat_template_kwargs if chat_template_kwargs
+                                           is not None else {"enable_thinking": False})}
+    if cache_dir:
+        served["cache_dir"] = cache_dir
+    return served
+
+
 def served_params(params: Mapping[str, Any], servers: list[Server], host: str = "127.0.0.1",
                   remote: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``params`` with every vLLM model replaced by ``backend: openai`` at its server (its
@@ -172,14 +186,8 @@ def served_params(params: Mapping[str, Any], servers: list[Server], host: str = 
         name = served_name(spec)
         if name not in urls:
             raise ServeError(f"{path}: no server for {name}")
-        kwargs = spec.chat_template_kwargs
-        served = {"backend": "openai", "model": name, "base_url": urls[name],
-                  "structured_outputs": "vllm",
-                  "chat_template_kwargs": dict(kwargs if kwargs is not None
-                                               else {"enable_thinking": False})}
-        if spec.cache_dir:
-            served["cache_dir"] = spec.cache_dir
-        set_path(out, path, served)
+        set_path(out, path, served_spec(name, urls[name], spec.chat_template_kwargs,
+                                        spec.cache_dir))
     stage_params.validate_file(out)  # the rewritten file still fits every schema
     return out
 

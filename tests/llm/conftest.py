@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from cogrsi_lib.serve import free_port
+
 from . import fake_vllm as _fake_vllm
-from .vllm_real import CPU_SERVER_ENGINE, free_port, require_vllm
+from .vllm_real import CPU_SERVER_ENGINE, require_vllm
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import urllib.request
 from typing import Any
 
@@ -31,12 +30,6 @@ def require_vllm() -> None:
     if os.environ.get("COGRSI_REQUIRE_VLLM") == "1":
         pytest.fail("COGRSI_REQUIRE_VLLM=1 but vllm is not installed (README: vLLM on the CPU)")
     pytest.skip("vllm is not installed (README: vLLM on the CPU)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def metric(root_v1: str, name: str) -> float:
