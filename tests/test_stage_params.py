@@ -112,6 +112,11 @@ def test_pair_splits_given_in_part_are_the_defaults_but_those_keys(part) -> None
         with pytest.raises(StageParamsError, match="different seeds"):
             load("loops", {"pairs": part})
         return
+    for split in ("gate", "eval"):
+        if merged[f"n_{split}_narrative"] + merged[f"n_{split}_dialogue"] < 1:
+            with pytest.raises(StageParamsError, match=f"the {split} split would be empty"):
+                load("loops", {"pairs": part})
+            return
     assert load("loops", {"pairs": part}).pairs.model_dump() == merged
 
 
