@@ -75,6 +75,24 @@ def _unit(path: str) -> str | None:
     return MODELS_UNIT if _MODEL_FILE.search(text) else None
 
 
+class WorkQueue(OrderedDict):
+    """xdist's queue of scopes (files, and the models' unit): the models' unit first and the
+    files that wait for its vLLM files (:func:`_after_vllm`) last, whatever order xdist
+    inserts the others in (``--loadscope-reorder``: the scopes with most tests first), so the
+    other worker runs every model-free file before it waits."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def __setitem__(self, scope, tests) -> None:
+        super().__setitem__(scope, tests)
+        if scope == MODELS_UNIT:
+            self.move_to_end(scope, last=False)
+        for waiting in [s for s in self if _after_vllm(str(self.root / s))]:
+            self.move_to_end(waiting)
+
+
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("markexpr"):
         return None
@@ -82,18 +100,12 @@ def pytest_xdist_make_scheduler(config, log):
 
     root = config.rootpath
 
-    class ModelsFirst(OrderedDict):
-        def __setitem__(self, scope, tests) -> None:
-            super().__setitem__(scope, tests)
-            if scope == MODELS_UNIT:
-                self.move_to_end(scope, last=False)
-
     class ModelsTogether(LoadScopeScheduling):
         """The models' unit handed out first; one unit per file for the rest."""
 
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
-            self.workqueue = ModelsFirst()
+            self.workqueue = WorkQueue(root)
 
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
