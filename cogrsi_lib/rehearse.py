@@ -78,6 +78,7 @@ class First:
 #: :class:`First` a list of which the first items are kept
 FLOORS: dict[str, dict[str, int | First]] = {
     "scorecard": {"n_per_cell": 1, "n_per_game": 1, "selfpred_test": 1,
+                  "selfpred_classes": First(1),
                   "bootstrap_resamples": 50, "reply_caps.bare": 48,
                   "reply_caps.perspective": 64, "reply_caps.store": 64},
     "reader_eval": {"n_per_benchmark": 1, "n_pairs": 1, "pairs.n_eval_narrative": 1,
@@ -88,6 +89,7 @@ FLOORS: dict[str, dict[str, int | First]] = {
               "n_trials": 2, "final_size": 4, "heldout_size": 2, "max_candidates": 1,
               "builder_max_tokens": 64, "dev_stories": 30, "noise_rounds": 200,
               "gepa_seeds": First(1), "gepa_budget": 4, "gepa_val_size": 2,
+              "gepa_reflection_max_tokens": 128,
               "reader.sample_max_tokens": 48, "reader.perception_max_tokens": 96,
               "reader.arbitration_max_tokens": 48,
               "pairs.n_gate_narrative": 1, "pairs.n_gate_dialogue": 1,

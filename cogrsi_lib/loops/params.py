@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import (
     Discriminator,
     NonNegativeInt,
+    PositiveInt,
     Tag,
     model_validator,
 )
@@ -105,6 +106,7 @@ class LoopsParams(ModelStageParams):
     gepa_budget: int = 60
     gepa_val_size: int = 8
     gepa_minibatch: int = 3
+    gepa_reflection_max_tokens: PositiveInt = 2048  # the cap of each reflection's reply
     log_items: bool = False
     batch_size: int = 64
     #: the audit gate's settings (arm ``audit_library``), as ``params.yaml: audit``

@@ -209,6 +209,7 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
             val, train = dev[: cfg.gepa_val_size], dev[cfg.gepa_val_size:]
             g = run_gepa(Scorer(reader, cfg.batch_size), backend, train, val,
                          budget=cfg.gepa_budget, seed=seed, minibatch_size=cfg.gepa_minibatch,
+                         reflection_max_tokens=cfg.gepa_reflection_max_tokens,
                          run_dir=out / "runs" / GEPA / f"seed{seed}",
                          structured=cfg.structured)
             learned[GEPA] = g.principle
