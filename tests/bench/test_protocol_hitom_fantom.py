@@ -12,6 +12,7 @@ transcribed below; the embedding model is the packaged all-MiniLM-L6-v2 on both 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -100,9 +101,10 @@ def test_fantom_official_belief_rule_matches_the_release_cosine(fantom_items):
     from sklearn.metrics.pairwise import cosine_similarity
 
     embedder = SentenceTransformer(str(pkg.get_model_path()), device="cpu")
+    encode = functools.cache(embedder.encode)  # the release's logic; each text encoded once
 
     def rel_belief(correct: str, wrong: str, response: str) -> bool:
-        w, c, r = (embedder.encode(x) for x in (wrong, correct, response))
+        w, c, r = (encode(x) for x in (wrong, correct, response))
         sim_wrong = cosine_similarity(r.reshape(1, -1), w.reshape(1, -1))[0][0]
         sim_right = cosine_similarity(r.reshape(1, -1), c.reshape(1, -1))[0][0]
         return not sim_wrong >= sim_right
