@@ -14,9 +14,11 @@ model-free files meanwhile, one file at a time. The vLLM files come first in the
 (:data:`FIRST`): a ``vllm serve`` answering a few requests at a time keeps about one core
 busy, so it shares the cores best with the model-free files. The model-free e2e files (the
 rerun checks, the notebooks whose CI settings use scripted stand-ins: :data:`AFTER_VLLM`) go
-to the other worker last, and each waits until the models' unit is past its vLLM files:
-beside vLLM's server or engine they made its replies take two to eight times as long (at
-equal priority and at ``nice`` 10). Past the wait, that worker runs at ``nice`` 19
+to the other worker last, and each waits until the models' unit is past the ``vllm serve``
+file (:data:`WAIT_FOR`: the server's tests and the rehearsal, whose many processes share the
+cores with the server): beside vLLM's server they made its replies take two to eight times as
+long (at equal priority and at ``nice`` 10). vLLM's in-process engine, next, binds one core
+and leaves the other to the model-free files. Past the wait, that worker runs at ``nice`` 19
 (:data:`YIELD_NICE`), so that the embedded model's torch threads, which slowed three- to
 fourfold beside the notebooks' kernels at equal priority, keep the cores first. Tried and
 measured slower: two model units side by side (vLLM's busy loop and torch's
@@ -48,7 +50,9 @@ MODELS_UNIT = "models"
 FIRST = ("tests/llm/test_llm_vllm_serve.py", "tests/llm/test_llm_vllm_real.py")
 #: the notebooks whose CI settings run a model (the others use scripted stand-ins)
 MODEL_NOTEBOOKS = ("notebooks/train.ipynb",)
-#: the longest a file of :func:`_after_vllm` waits for the vLLM files (then it runs anyway)
+#: the files the model-free e2e files wait for: the ``vllm serve`` file
+WAIT_FOR = FIRST[:1]
+#: the longest a file of :func:`_after_vllm` waits for them (then it runs anyway)
 WAIT_S = 1500.0
 #: the niceness of the worker (and the kernels and pipelines it starts) once past the wait:
 #: the embedded model's torch threads, on the models' unit meanwhile, come first
@@ -77,7 +81,7 @@ def _unit(path: str) -> str | None:
 
 class WorkQueue(OrderedDict):
     """xdist's queue of scopes (files, and the models' unit): the models' unit first and the
-    files that wait for its vLLM files (:func:`_after_vllm`) last, whatever order xdist
+    files that wait for its `vllm serve` file (:func:`_after_vllm`) last, whatever order xdist
     inserts the others in (``--loadscope-reorder``: the scopes with most tests first), so the
     other worker runs every model-free file before it waits."""
 
@@ -129,8 +133,8 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 def pytest_collection_finish(session) -> None:
-    """The last test of the vLLM files that this run runs (after ``-k`` and ``-m``)."""
-    first = {session.config.rootpath / f for f in FIRST}
+    """The last test of :data:`WAIT_FOR` that this run runs (after ``-k`` and ``-m``)."""
+    first = {session.config.rootpath / f for f in WAIT_FOR}
     vllm = [item.nodeid for item in session.items if item.path in first]
     session.config.stash[_VLLM_DONE] = vllm[-1] if vllm else None
 
@@ -139,8 +143,8 @@ _VLLM_DONE = pytest.StashKey[str | None]()
 
 
 def _barrier(config) -> Path | None:
-    """The file the models' unit writes once past its vLLM files; None when nothing should
-    wait for it (no xdist, ``-m`` given, or the vLLM files not in the run)."""
+    """The file the models' unit writes once past :data:`WAIT_FOR`; None when nothing should
+    wait for it (no xdist, ``-m`` given, or those files not in the run)."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # the same in every worker of a run
     if not run or config.getoption("markexpr") or not config.stash.get(_VLLM_DONE, None):
         return None
