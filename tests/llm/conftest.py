@@ -32,7 +32,7 @@ def weights():
 def vllm_server(weights, tmp_path_factory):
     """One ``vllm serve`` of the embedded weights on 127.0.0.1, its ``/v1`` base URL: one per
     run, since one module uses it (``test_llm_vllm_serve.py``), and stopped when that module
-    ends, because vLLM's CPU engine keeps a core busy even while it waits. Planned and
+    ends, so that its processes and memory do not outlive the tests that use it. Planned and
     started by ``cogrsi serve``'s own code (cogrsi_lib/serve.py) from a params section that
     names the model with ``backend: vllm``; it also answers to every model name of
     params.gpu.yaml, which the rehearsal of that file asks for."""
