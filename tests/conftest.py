@@ -7,24 +7,23 @@ and not e2e"`` is the inner loop. A test that uses the ``embedded_model`` fixtur
 ``model`` here, and a notebook ``e2e``; any other test that loads the embedded model without
 one of those markers fails, so the inner loop never loads it unnoticed.
 
-Under pytest-xdist (``pytest -n 2``) every test file that runs a model goes to one worker as one
-unit, so each model is loaded or served once per run, with the thread counts of a serial run (so
-the same replies); the other worker takes the model-free files meanwhile, one file at a time.
-The vLLM files come first in the unit (:data:`FIRST`): a ``vllm serve`` answering a few requests
-at a time keeps about one core busy, so it shares the cores best with the model-free files. The
-e2e files (the rerun checks and every notebook: :func:`_after_vllm`) go to the other worker
-last, and each waits until the models' unit is past the ``vllm serve`` file (:data:`WAIT_FOR`:
-the server's tests and the rehearsal, whose many processes share the cores with the server):
-beside vLLM's server they made its replies take two to eight times as long (at equal priority
-and at ``nice`` 10). vLLM's in-process engine tests, next, run beside them (measured: the wait
-fell from 132 s to 17 s, the engine's adapter test rose from about 28 s to 60 s). Past the wait,
-that worker runs at ``nice`` 19 (:data:`YIELD_NICE`), so that the embedded model's torch
-threads, which slowed three- to fourfold beside the notebooks' kernels at equal priority, keep
-the cores first. The notebook that trains a model (:data:`MODEL_NOTEBOOKS`, in its own kernel)
-comes last of all: the models' unit is then in its training tests or done, and the other worker
-would otherwise sit idle for the last minutes of the run. Tried and measured slower: two model
-units side by side (vLLM's busy loop and torch's threads oversubscribe the two cores and both
-slow down many times over).
+Under pytest-xdist (``pytest -n 2``) every file that runs a model, and the notebook that
+trains one, goes to one worker as one unit, so each model is loaded or served once per run,
+with the thread counts of a serial run (so the same replies); the other worker takes the
+model-free files meanwhile, one file at a time. The vLLM files come first in the unit
+(:data:`FIRST`): a ``vllm serve`` answering a few requests at a time keeps about one core
+busy, so it shares the cores best with the model-free files. The model-free e2e files (the
+rerun checks, the notebooks whose CI settings use scripted stand-ins: :func:`_after_vllm`) go
+to the other worker last, and each waits until the models' unit is past the ``vllm serve``
+file (:data:`WAIT_FOR`: the server's tests and the rehearsal, whose many processes share the
+cores with the server): beside vLLM's server they made its replies take two to eight times as
+long (at equal priority and at ``nice`` 10). vLLM's in-process engine tests, next, run beside
+them (measured: the wait fell from 132 s to 17 s, the engine's adapter test rose from about
+28 s to 60 s). Past the wait, that worker runs at ``nice`` 19
+(:data:`YIELD_NICE`), so that the embedded model's torch threads, which slowed three- to
+fourfold beside the notebooks' kernels at equal priority, keep the cores first. Tried and
+measured slower: two model units side by side (vLLM's busy loop and torch's
+threads oversubscribe the two cores and both slow down many times over).
 A run restricted with ``-m`` keeps xdist's own scheduling, and nothing waits.
 """
 
@@ -50,7 +49,7 @@ MODELS_UNIT = "models"
 #: test files collected before the others, in this order (in every run, so every xdist
 #: worker agrees)
 FIRST = ("tests/llm/test_llm_vllm_serve.py", "tests/llm/test_llm_vllm_real.py")
-#: the notebooks whose CI settings run a model (the others use scripted stand-ins): last of all
+#: the notebooks whose CI settings run a model (the others use scripted stand-ins)
 MODEL_NOTEBOOKS = ("notebooks/train.ipynb",)
 #: the files the model-free e2e files wait for: the ``vllm serve`` file
 WAIT_FOR = FIRST[:1]
@@ -62,15 +61,18 @@ YIELD_NICE = 19
 
 
 def _after_vllm(path: str) -> bool:
-    """An e2e file the other worker runs last: the rerun checks, every notebook."""
-    return path.endswith(("tests/test_reruns.py", ".ipynb"))
+    """A model-free e2e file: the rerun checks, a notebook that runs no model."""
+    return path.endswith("tests/test_reruns.py") or (
+        path.endswith(".ipynb") and not path.endswith(MODEL_NOTEBOOKS))
 
 
 @functools.cache
 def _unit(path: str) -> str | None:
-    """The models' unit for a test file that runs a model, None for any other file."""
+    """The models' unit for a test file that runs a model, None for a model-free one."""
     if _after_vllm(path):
         return None
+    if path.endswith(".ipynb"):
+        return MODELS_UNIT
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError:
@@ -79,11 +81,10 @@ def _unit(path: str) -> str | None:
 
 
 class WorkQueue(OrderedDict):
-    """xdist's queue of scopes (files, and the models' unit): the models' unit first, the
-    files that wait for its ``vllm serve`` file (:func:`_after_vllm`) last and of those the
-    notebooks that run a model at the very end, whatever order xdist inserts the others in
-    (``--loadscope-reorder``: the scopes with most tests first), so the other worker runs every
-    model-free file before it waits."""
+    """xdist's queue of scopes (files, and the models' unit): the models' unit first and the
+    files that wait for its ``vllm serve`` file (:func:`_after_vllm`) last, whatever order xdist
+    inserts the others in (``--loadscope-reorder``: the scopes with most tests first), so the
+    other worker runs every model-free file before it waits."""
 
     def __init__(self, root: Path) -> None:
         super().__init__()
@@ -95,8 +96,6 @@ class WorkQueue(OrderedDict):
             self.move_to_end(scope, last=False)
         for waiting in [s for s in self if _after_vllm(str(self.root / s))]:
             self.move_to_end(waiting)
-        for last in [s for s in self if str(s).endswith(MODEL_NOTEBOOKS)]:
-            self.move_to_end(last)
 
 
 def pytest_xdist_make_scheduler(config, log):
