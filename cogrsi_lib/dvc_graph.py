@@ -5,9 +5,11 @@ notebook imports (followed through the library's own imports, whole subpackages 
 lazy and function-level imports included), its parameter schema's module (which
 :func:`cogrsi_lib.stage_params.load` imports by name, out of the imports' sight; its own
 imports followed as well) and on ``data/`` when one of those parts reads the
-benchmark samples, and on any LoRA adapter its ``params.yaml`` section names (an ``adapter:``
-key, e.g. ``reports/train/adapter`` from the ``train`` stage). Every stage's ``metrics.json``
-(the headline numbers of its ``summary.json``, :mod:`cogrsi_lib.metrics`) is a DVC metric and
+benchmark samples, and on any file of another stage its ``params.yaml`` section names (an
+``adapter:`` key, e.g. ``reports/train/adapter`` from the ``train`` stage; a ``rules:`` path or
+list, e.g. ``reports/loops/audit_candidates.parquet`` from the ``loops`` stage). Every
+stage's ``metrics.json`` (the headline numbers of its ``summary.json``,
+:mod:`cogrsi_lib.metrics`) is a DVC metric and
 every chart the notebook shows (``show_chart(..., out / NAME)``) a DVC
 plot. ``cogrsi dvc-yaml`` writes the file and
 ``cogrsi dvc-yaml --check`` (run by the tests) fails when the committed one differs.
@@ -124,11 +126,17 @@ def stage_deps(stage: str, root: str | Path = ".") -> list[str]:
         for u in units]
     reads_data = any(m == d or m.startswith(d + ".") for m in modules for d in READS_DATA)
     return [f"notebooks/{stage}.ipynb", *paths, *(["data"] if reads_data else []),
-            *adapter_deps(stage, root)]
+            *file_deps(stage, root)]
 
 
-def adapter_deps(stage: str, root: str | Path = ".") -> list[str]:
-    """The adapter folders ``params.yaml[stage]`` names (``adapter:`` keys at any depth)."""
+#: keys whose values in a stage's section name files, and the values that name none
+FILE_KEYS = ("adapter", "rules")
+NOT_FILES = ("", "handwritten")
+
+
+def file_deps(stage: str, root: str | Path = ".") -> list[str]:
+    """The files ``params.yaml[stage]`` names under :data:`FILE_KEYS` (at any depth; a value
+    or a list of values)."""
     path = Path(root) / "params.yaml"
     if not path.is_file():
         return []
@@ -138,10 +146,12 @@ def adapter_deps(stage: str, root: str | Path = ".") -> list[str]:
     def walk(node: object) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
-                if key == "adapter" and isinstance(value, str) and value:
-                    found.append(value)
-                else:
+                if key not in FILE_KEYS:
                     walk(value)
+                    continue
+                for v in value if isinstance(value, list) else [value]:
+                    if isinstance(v, str) and v not in NOT_FILES:
+                        found.append(v)
         elif isinstance(node, list):
             for value in node:
                 walk(value)

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,8 +57,8 @@ from cogrsi_lib.serve import (
 from cogrsi_lib.stage_check import model_specs
 
 __all__ = ["DRIVERS", "FLOORS", "THROUGHPUT", "First", "RehearsalError", "Throughput", "budget",
-           "cache_usage", "cut_counts", "rehearsal_params", "rehearse", "run_stages",
-           "served_names"]
+           "cache_usage", "cut_counts", "read_upstream", "rehearsal_params", "rehearse",
+           "run_stages", "served_names", "stand_ins"]
 
 
 class RehearsalError(RuntimeError):
@@ -81,7 +81,8 @@ FLOORS: dict[str, dict[str, int | First]] = {
                   "selfpred_classes": First(1),
                   "bootstrap_resamples": 50, "reply_caps.bare": 48,
                   "reply_caps.perspective": 64, "reply_caps.store": 64},
-    "reader_eval": {"n_per_benchmark": 1, "n_pairs": 1, "pairs.n_eval_narrative": 1,
+    "reader_eval": {"models": First(1), "runs": 1,
+                    "n_per_benchmark": 1, "n_pairs": 1, "pairs.n_eval_narrative": 1,
                     "pairs.n_eval_dialogue": 1, "reader_config.sample_max_tokens": 64,
                     "reader_config.perception_max_tokens": 96,
                     "reader_config.arbitration_max_tokens": 64},
@@ -107,9 +108,9 @@ FLOORS: dict[str, dict[str, int | First]] = {
               "replay.reader_config.sample_max_tokens": 48,
               "replay.reader_config.perception_max_tokens": 96,
               "replay.reader_config.arbitration_max_tokens": 48},
-    "pddl_mind": {"n_stories": 1, "questions_per_story": 1, "n_cross_check": 4,
-                  "n_per_category": 1, "parse_max_tokens": 256, "domain_max_tokens": 256,
-                  "answer_max_tokens": 64},
+    "pddl_mind": {"models": First(1), "n_stories": 1, "questions_per_story": 1,
+                  "n_cross_check": 4, "n_per_category": 1, "parse_max_tokens": 256,
+                  "domain_max_tokens": 256, "answer_max_tokens": 64},
     "harness": {"n_per_benchmark": 1, "n_oracle": 1, "agreement.n_worlds": 10,
                 "dev.n_tombench": 1, "dev.n_oracle": 1, "dev.rounds": 1, "dev.budget": 8,
                 "dev.max_tokens": 64},
@@ -122,7 +123,7 @@ FLOORS: dict[str, dict[str, int | First]] = {
 #: per model stage, the counts its model requests grow with (an estimate: their product)
 DRIVERS: dict[str, tuple[str, ...]] = {
     "scorecard": ("n_per_cell",),
-    "reader_eval": ("n_per_benchmark",),
+    "reader_eval": ("n_per_benchmark", "runs"),
     "loops": ("seeds", "rounds", "discovery_size"),
     "audit": (),  # one translation per rule and translator; replays as the rehearsal found
     "pddl_mind": ("n_stories", "questions_per_story"),
@@ -193,6 +194,8 @@ def cut_counts(stage: str, section: Mapping[str, Any], scale: float) -> dict[str
         real = _get(checked, path)
         if real is None:
             continue
+        if isinstance(floor, First) and isinstance(_get(out, path), list):
+            real = _get(out, path)  # as the file gives it (a list of model specs stays so)
         node = out
         *parents, last = path.split(".")
         for key in parents:
@@ -234,6 +237,39 @@ def rehearsal_params(params: Mapping[str, Any], scale: float, base_url: str,
     return out
 
 
+def read_upstream(params: dict[str, Any], stages: Sequence[str], out: Path
+                  ) -> dict[str, set[str]]:
+    """Point every file a rehearsed stage reads from another rehearsed stage's reports
+    (:data:`cogrsi_lib.dvc_graph.FILE_KEYS`, e.g. the audit's ``rules`` from
+    ``reports/loops``) at that stage's rehearsal output, in place; returns each stage's
+    upstream stages, which it runs after."""
+    from cogrsi_lib.dvc_graph import FILE_KEYS
+
+    upstream: dict[str, set[str]] = {s: set() for s in stages}
+
+    def moved(stage: str, value: Any) -> Any:
+        if isinstance(value, list):
+            return [moved(stage, v) for v in value]
+        parts = value.split("/", 2) if isinstance(value, str) else []
+        if len(parts) == 3 and parts[0] == "reports" and parts[1] in stages:
+            upstream[stage].add(parts[1])
+            return str(out / parts[1] / parts[2])
+        return value
+
+    def walk(stage: str, node: Any) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node) \
+            if isinstance(node, list) else ()
+        for key, value in list(items):
+            if key in FILE_KEYS:
+                node[key] = moved(stage, value)
+            else:
+                walk(stage, value)
+
+    for stage in stages:
+        walk(stage, params.get(stage) or {})
+    return upstream
+
+
 @dataclass(frozen=True)
 class StageRun:
     """One rehearsed stage: its exit status, seconds and log."""
@@ -245,28 +281,43 @@ class StageRun:
 
 
 def run_stages(stages: Sequence[str], params_file: Path, out: Path, *, jobs: int = 1,
-               env: Mapping[str, str] | None = None, echo=print) -> list[StageRun]:
+               env: Mapping[str, str] | None = None, echo=print,
+               upstream: Mapping[str, set[str]] | None = None) -> list[StageRun]:
     """Run each stage with ``cogrsi stage NAME --params params_file --out-dir out/NAME``,
-    ``jobs`` at a time, each logging to ``out/NAME.log``."""
+    ``jobs`` at a time, each logging to ``out/NAME.log``; a stage starts once its
+    ``upstream`` stages (earlier in ``stages``) are done, and fails unrun if one failed."""
+    done: dict[str, Future] = {}
+
+    def call(stage: str, failed: list[str], fh) -> int:
+        if failed:
+            fh.write(f"not run: it reads the outputs of {', '.join(failed)}, which "
+                     "failed\n".encode())
+            return 1
+        try:
+            return subprocess.call(
+                [sys.executable, "-m", "cogrsi_lib.cli", "stage", stage, "--params",
+                 str(params_file), "--out-dir", str(out / stage)], stdout=fh,
+                stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        except OSError as err:  # the interpreter could not be started
+            fh.write(f"could not start the stage: {err}\n".encode())
+            return 127
+
     def one(stage: str) -> StageRun:
         log = out / f"{stage}.log"
-        start = time.monotonic()
+        failed = [u for u in sorted((upstream or {}).get(stage, ())) if done[u].result().code]
+        start = time.monotonic()  # once its upstream stages are done
         with log.open("wb") as fh:
-            try:
-                code = subprocess.call(
-                    [sys.executable, "-m", "cogrsi_lib.cli", "stage", stage, "--params",
-                     str(params_file), "--out-dir", str(out / stage)], stdout=fh,
-                    stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
-            except OSError as err:  # the interpreter could not be started
-                fh.write(f"could not start the stage: {err}\n".encode())
-                code = 127
+            code = call(stage, failed, fh)
         run = StageRun(stage, code, time.monotonic() - start, log)
         echo(f"{stage}: {'done' if code == 0 else f'FAILED ({code})'} in {run.seconds:.0f} s")
         return run
 
     out.mkdir(parents=True, exist_ok=True)
+    # submitted in order, so a stage's upstream ones have started before it waits on them
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, stages))
+        for stage in stages:
+            done[stage] = pool.submit(one, stage)
+        return [done[stage].result() for stage in stages]
 
 
 def _factor(stage: str, real: Mapping[str, Any], rehearsed: Mapping[str, Any]) -> float:
@@ -304,19 +355,42 @@ def cache_usage(folder: Path) -> dict[str, dict[str, int]]:
     return usage
 
 
+def _model_names(stage: str, section: Mapping[str, Any]) -> list[str]:
+    """The names of a stage's ``models`` (:mod:`cogrsi_lib.matrix`), in order; [] without."""
+    models = getattr(stage_params.load(stage, section), "models", None) or []
+    return [str(getattr(m, "model", "")) for m in models]
+
+
+def stand_ins(stage: str, real: Mapping[str, Any], rehearsed: Mapping[str, Any]
+              ) -> dict[str, str]:
+    """The models of the file's ``models`` list that the rehearsal cut (:data:`FLOORS`), each
+    with the rehearsed model whose requests it is estimated from (the first): every model of
+    the list is asked the same questions."""
+    names, kept = _model_names(stage, real), _model_names(stage, rehearsed)
+    return {m: kept[0] for m in names if kept and m not in kept}
+
+
 def budget(out: Path, params: Mapping[str, Any], rehearsed: Mapping[str, Any],
            stages: Iterable[str]) -> list[dict[str, Any]]:
     """One row per stage and served model: what the rehearsal sent (from the stage's
     completion cache), the factor to the file's counts, the estimate at those counts, and
-    GPU-hours at :data:`THROUGHPUT` (null for a model without a figure)."""
+    GPU-hours at :data:`THROUGHPUT` (null for a model without a figure). A model the
+    rehearsal cut from a ``models`` list (:func:`stand_ins`) is estimated from the
+    requests of the one it kept (``estimated_from``)."""
     rows = []
     for stage in stages:
-        factor = _factor(stage, params.get(stage) or {}, rehearsed.get(stage) or {})
-        for model, u in sorted(cache_usage(out / "cache" / stage).items()):
+        real, cut = params.get(stage) or {}, rehearsed.get(stage) or {}
+        factor = _factor(stage, real, cut)
+        usage = {m: (u, None) for m, u in cache_usage(out / "cache" / stage).items()}
+        for model, kept in stand_ins(stage, real, cut).items():
+            if kept in usage:
+                usage[model] = (usage[kept][0], kept)
+        for model, (u, kept) in sorted(usage.items()):
             tokens = (u["prompt_tokens"] + u["completion_tokens"]) * factor
             tp = THROUGHPUT.get(model)
             rows.append({
-                "stage": stage, "model": model, **u, "factor": round(factor, 1),
+                "stage": stage, "model": model, "estimated_from": kept, **u,
+                "factor": round(factor, 1),
                 "est_requests": round(u["requests"] * factor), "est_tokens": round(tokens),
                 "gpus": tp.gpus if tp else None,
                 "gpu_hours": (round(tokens / tp.tokens_per_s / 3600 * tp.gpus, 4)
@@ -402,6 +476,7 @@ def rehearse(params_file: Path, *, scale: float, out: Path,
     url = server or f"http://127.0.0.1:{port}/v1"
     # every input checked before anything is cleared or started
     rehearsed = rehearsal_params(params, scale, url, out / "cache")
+    upstream = read_upstream(rehearsed, chosen, out)
     names = served_names(params)
     _fresh(out)
     (out / "params.yaml").write_text(yaml.safe_dump(rehearsed, sort_keys=False),
@@ -420,7 +495,8 @@ def rehearse(params_file: Path, *, scale: float, out: Path,
         for stage, line in checks.items():
             if line != "ok":
                 echo(f"{stage}: its check says: {line}")
-        runs = run_stages(chosen, out / "params.yaml", out, jobs=jobs, echo=echo)
+        runs = run_stages(chosen, out / "params.yaml", out, jobs=jobs, echo=echo,
+                          upstream=upstream)
     rows = budget(out, params, rehearsed, [r.stage for r in runs if r.code == 0])
     table = pl.DataFrame(rows, schema=BUDGET_COLUMNS)
     table.write_csv(out / "budget.csv")  # budget.md is the report below
@@ -443,7 +519,8 @@ def rehearse(params_file: Path, *, scale: float, out: Path,
 
 
 #: the columns of :func:`budget`'s rows and their types
-BUDGET_COLUMNS = {"stage": pl.Utf8, "model": pl.Utf8, "requests": pl.Int64,
+BUDGET_COLUMNS = {"stage": pl.Utf8, "model": pl.Utf8, "estimated_from": pl.Utf8,
+                  "requests": pl.Int64,
                   "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "capped": pl.Int64,
                   "factor": pl.Float64, "est_requests": pl.Int64, "est_tokens": pl.Int64,
                   "gpus": pl.Int64, "gpu_hours": pl.Float64}
@@ -472,9 +549,10 @@ def render(table: pl.DataFrame, runs: Sequence[StageRun], checks: Mapping[str, s
              markdown_table(runs_table), "",
              "## By stage and model", "",
              "`requests`, `prompt_tokens`, `completion_tokens`: what the rehearsal sent "
-             "(cache hits left out); `factor`: the file's driving counts over the "
-             "rehearsal's; `est_*`: at the file's counts; `gpu_hours`: `est_tokens` at the "
-             "throughput below, times the GPUs of its cited run (`gpus`).", "",
+             "(cache hits left out; `estimated_from`: a model cut from a `models` list, "
+             "counted as the model the rehearsal kept); `factor`: the file's driving counts "
+             "over the rehearsal's; `est_*`: at the file's counts; `gpu_hours`: `est_tokens` at "
+             "the throughput below, times the GPUs of its cited run (`gpus`).", "",
              markdown_table(table) if table.height else "(no model stage ran)", "",
              "## By model", "", markdown_table(totals) if table.height else "", "",
              f"**In all: {hours:,.1f} GPU-hours**, at the throughput figures below.", "",
@@ -485,7 +563,8 @@ def render(table: pl.DataFrame, runs: Sequence[StageRun], checks: Mapping[str, s
     lines += ["", "## What the estimate leaves out", "",
               "- Requests are what each stage's completion cache holds: every call the stage "
               "made, a repeated one once. The audit's replays of counterexamples are as "
-              "many as the rehearsal's translations disagreed on, not scaled.",
+              "many as the rehearsal's translations disagreed on, and its rules as many as "
+              "the rehearsal's loops wrote (the file's loops write many more): not scaled.",
               "- The embedded model's replies stand in for the real models': their lengths "
               "differ, and replies cut at the rehearsal's smaller caps make the completion "
               "tokens a lower bound.",

@@ -52,8 +52,10 @@ class StageCheck:
 def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
     yield path, value
     if isinstance(value, BaseModel) and not isinstance(value, BackendSpec):
+        inactive = getattr(value, "inactive_fields", set)()  # a matrix's unused ``model``
         for name in type(value).model_fields:
-            yield from _walk(getattr(value, name), f"{path}.{name}")
+            if name not in inactive:
+                yield from _walk(getattr(value, name), f"{path}.{name}")
     elif isinstance(value, Mapping):
         for key, item in value.items():
             yield from _walk(item, f"{path}.{key}")

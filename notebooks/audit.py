@@ -17,6 +17,8 @@
 # # Semantic audit of learned rules
 #
 # Two translators turn each rule text into `applies(world, q)` and `predict(world, q)` (they see only the rule and the API in `cogrsi_lib/audit/API.md`); each translation runs in a sandbox process over a fixed sample of oracle worlds. A *shared counterexample* is a question where both translations apply, agree, and the oracle answers otherwise. Verdicts: invalid (a shared counterexample), vacuous (almost never applies), valid (translations agree on at least 80% of the questions where they apply), ambiguous otherwise (CogRSI §4.3, §5.4, App. C "Semantic audit (J105)").
+#
+# The rules (`rules`): the hand-written ones, whose verdicts are known, and the loops stage's candidates (`reports/loops/audit_candidates.parquet`, so this stage runs after the loops), each under the arm that wrote it. This stage gives the shape of CogRSI's Table 1 invalid-rule column, the verdicts by arm and counterexample replay of §5.4, and Figure 7b (trial gain by verdict). On the CPU default a 135M-parameter model translates a few candidates of a short CPU loop: the tables show their rows and columns, not the paper's result.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/audit/params.py (AuditParams).
@@ -84,9 +86,10 @@ verdicts.select('rule_id', 'verdict', 'reason')
 
 # %%
 reference = None
-if p.reference_translations and p.rules == 'handwritten' and audit.uses_models(trs):
-    ref_auditor, ref_results = audit.reference_audit(sample, config, rule_table)
-    reference = audit.verdict_table(ref_results, rule_table, audit.REFERENCE_LABEL)
+handwritten = audit.handwritten_part(rule_table)
+if p.reference_translations and handwritten.height and audit.uses_models(trs):
+    ref_auditor, ref_results = audit.reference_audit(sample, config, handwritten)
+    reference = audit.verdict_table(ref_results, handwritten, audit.REFERENCE_LABEL)
     reference.write_parquet(out / 'verdicts_reference.parquet')
     write_table(reference.select('rule_id', 'verdict', 'reason', 'expected',
                                  'n_applies_a', 'n_applies_b', 'agreement',

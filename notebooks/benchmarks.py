@@ -23,6 +23,8 @@
 # prompt; Table 22 note), list how each protocol deviates from each release, and render the
 # per-benchmark results table that later stages fill (Main = mean over the eight main
 # benchmarks). Logic lives in `cogrsi_lib.bench`.
+#
+# This stage gives the shape of CogRSI's Table 10 (sample sizes) and the template of Table 3, and the Zing report's Table 5 (`cogrsi papers`). It calls no model: its counts are exact for the benchmark files present.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/bench/params.py (BenchmarksParams).

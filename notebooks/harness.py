@@ -17,6 +17,8 @@
 # # Actio-style harness: module ablations
 #
 # A frozen model wrapped by a harness (zing-social-mind-report §5): PRISM skills with asked-variable routing and self-exit (§5.3), Starling attribution-first state (§5.4), SAGE experience memory with its fallback cascade (§5.5) and gated retrieval of normative notes (§5.6), each gated per item and recorded in the trace. Configurations as Table 10: Base, +skills, +memory (Starling + SAGE), +retrieval, Full, on the same items; one greedy direct answer per item. Logic: `cogrsi_lib/harness/`.
+#
+# This stage gives the shape of the Zing report's Table 10, Figures 23-26 and Table 11 (`cogrsi papers`). On the CPU default one 135M model stands in for the report's five, near chance: the tables show their rows and columns, not the report's result.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/harness/params.py (HarnessParams).

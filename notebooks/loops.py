@@ -17,6 +17,8 @@
 # # Strategy-evolution loops
 #
 # Each arm evolves the reader's principle P from nothing over a number of rounds (CogRSI §4.2, App. C.2): a discovery cohort of new development questions, the builder's proposals from the reader's failures (up to four, JSON, rejected when malformed, over the word limit or naming the stories' characters or places), three trial cohorts, and registration: a mean gain of at least delta points, a gain of at least zero on two of the three cohorts, and the arm's gates. Then every learned principle, no principle and the expert principle answer a final cohort of unseen questions. With `model: scripted` no model runs: `cogrsi_lib/loops/scripted.py` stands in for it, so the numbers below only show that the pipeline works.
+#
+# This stage gives the shape of CogRSI's Tables 1, 5 and 14 and Figures 4, 7a-c and 12 (`cogrsi papers` lists what each still lacks). On the CPU default the reader is SmolLM2-135M on a few short rounds, near chance: admissions are rare or absent and the tables show their rows, columns and statistics, not the paper's result. Figures 7a-c here come from the symbolic rule bank, a simulation with hand-set effects.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/loops/params.py (LoopsParams).

@@ -17,6 +17,8 @@
 # # Nested-belief benchmark (R0-R4)
 #
 # Location questions about belief chains of depth 0-4 from oracle worlds (recursive-reasoning plan §4 Suite A). For each depth R1-R4 an *adversarial* partition (the answer differs from reality **and** from every shallower prefix's answer, §5.6) and a *true-belief* partition (answer = reality), `n_per_cell` items each; R0 asks about reality. The shortcut heuristics of §1.4 / §7 are scored per depth (Gate A, §16), and the oracle itself must score 100%.
+#
+# This stage gives the items of the recursive-reasoning plan's §8.1 curve (accuracy by depth R0-R4, `cogrsi papers`); the scorecard stage asks them of a model.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/nested/params.py (NestedParams).

@@ -18,6 +18,8 @@
 #
 # Sample legal worlds from the access oracle (CogRSI §4.3, App. C J105) and answer every
 # question about them up to `max_depth`. Rules: `cogrsi_lib/oracle/SEMANTICS.md`.
+#
+# No table of the papers comes from this stage alone: it checks the oracle every other stage draws from, at the audit's sample size.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/oracle/params.py (OracleWorldsParams).

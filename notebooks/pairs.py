@@ -17,6 +17,8 @@
 # # Counterfactual pairs
 #
 # Flip and same pairs, narrative and dialogue, in a gate split and an evaluation split drawn with different seeds from disjoint lexicons (CogRSI §3, App. C "Counterfactual pairs"). Each pair is two oracle worlds that differ in one access fact of the target; gold answers come from the oracle. A pair counts only if both versions are right. Variants: `cogrsi_lib/pairs/variants.py`.
+#
+# The pairs are the items of CogRSI's Figure 6 and Table 9 (pair validity), which `reader_eval` and the loops score (`cogrsi papers`).
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/pairs/params.py (PairsParams).

@@ -28,6 +28,8 @@
 # (`cogrsi_lib/pddl/scripted.py`) writes gold or deliberately damaged PDDL and answers by a
 # sight-only rule, so the numbers below only exercise the pipeline. `params.yaml[pddl_mind]`
 # selects a real model (`model: {backend: embedded, ...}`).
+#
+# This stage gives the shape of PDDL-Mind's Tables 1 and 2 (`cogrsi papers` lists what each still lacks). On the CPU default the 135M model is near chance: the tables show their rows and columns, not the paper's result.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/pddl/params.py (PddlMindParams).
@@ -43,7 +45,7 @@ p = stage_params.load('pddl_mind', params)
 # %%
 import polars as pl
 
-from cogrsi_lib import pddl
+from cogrsi_lib import matrix, pddl
 from cogrsi_lib.bench.report import deviations_table
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.oracle.sampler import SamplerConfig, sample_worlds
@@ -108,17 +110,19 @@ print(pddl.trace_text(trace))
 # %% [markdown]
 # ## The ladder
 #
-# Three calls per example and variant; every record keeps the replies, parse outcomes, rejected actions, trace comparison, calls and tokens.
+# Three calls per example, variant and model (`models`, or the one `model`: PDDL-Mind's Table 2 compares backbones; the calls are greedy, so one run each); every record keeps the replies, parse outcomes, rejected actions, trace comparison, calls and tokens. Every table below has a row per model.
 
 # %%
-backend = pddl.make_backend(p.model, examples, script=p.script, base_dir=find_repo_root())
+backends = [pddl.make_backend(spec, examples, script=p.script, base_dir=find_repo_root())
+            for spec in p.model_list()]
+models = matrix.check_labels([b.model for b in backends])
 ladder = pddl.LadderConfig(variants=tuple(p.variants), parse_max_tokens=p.parse_max_tokens,
                            domain_max_tokens=p.domain_max_tokens,
                            answer_max_tokens=p.answer_max_tokens, seed=p.seed,
                            structured=p.structured)
-records = pddl.run_ladder(backend, examples, ladder)
+records = pl.concat([pddl.run_ladder(b, examples, ladder) for b in backends])
 pddl.RECORDS.write(records, out)
-records.height
+{'models': models, 'records': records.height}
 
 # %%
 table = report.ladder_table(records)
@@ -181,7 +185,7 @@ failures
 #
 
 # %%
-chance = chance_table(records, ['source', 'system'])
+chance = chance_table(records, ['model', 'source', 'system'])
 write_table(chance, out / 'chance', title='Accuracy against chance')
 chance
 
@@ -194,7 +198,10 @@ chance
 
 # %%
 replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
-write_json({'model': backend.identity, 'examples': len(examples), 'records': records.height,
+# several models: each chance row labelled with its model (metrics.json keys it so)
+chance_rows = chance.with_columns(label=pl.col('model')) if len(models) > 1 else chance
+write_json({'models': [b.identity for b in backends], 'examples': len(examples),
+            'records': records.height,
             'variants': list(p.variants), 'structured': p.structured,
-            'chance': chance.to_dicts(), 'replies': tally.to_dict()}, out / 'summary.json')
+            'chance': chance_rows.to_dicts(), 'replies': tally.to_dict()}, out / 'summary.json')
 replies

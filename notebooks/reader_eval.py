@@ -17,6 +17,10 @@
 # # Grounded reader and baselines
 #
 # The grounded reader (CogRSI §4.1, App. G.6) and its baselines (zero-shot, CoT, self-consistency, SimToM, PercepToM and their +SC forms, §5.1) on one shared backend, on (a) counterfactual pairs of the oracle's evaluation split (a pair counts only if both versions are right, §3) and (b) the first items of each benchmark whose files are present, under the benchmark's uniform protocol (this package's prompt; a closed answer set asked as options; the benchmark's scorer). An unparsed answer is wrong. Calls and tokens are counted per question (G.7: the paper's reader makes 7.3 calls and 1.51x the tokens of SC k=6). Logic: `cogrsi_lib/reader/evaluate.py`.
+#
+# Every model of `models` (or the one `model`) runs `runs` times (`cogrsi_lib/matrix.py`): run *r* seeds every sampled call anew and shares the greedy ones, as the paper reports each system as the mean of three runs. Scores are given per run and over the runs (mean, run-to-run SD, range), the models side by side; intervals and paired differences pool each model's runs, resampling stories.
+#
+# This stage gives the shape of CogRSI's Tables 3, 4/26, 9, 17 and 20 and Figure 9 (systems × benchmarks × runs). On the CPU default (SmolLM2-135M, a few items per benchmark) the scores are near chance and the intervals wide: they show the tables' rows, columns and statistics, not the paper's result.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/baselines/params.py (ReaderEvalParams).
@@ -33,6 +37,7 @@ p = stage_params.load('reader_eval', params)
 # %%
 import polars as pl
 
+from cogrsi_lib import matrix
 from cogrsi_lib import pairs as pairs_lib
 from cogrsi_lib.baselines import make_system
 from cogrsi_lib.bench.report import deviations_table
@@ -46,36 +51,47 @@ from cogrsi_lib.reports import show_chart, write_json, write_replies, write_tabl
 # %%
 out = resolve_out_dir(out_dir, 'reader_eval')
 tally = start_tally()  # every model call of this stage, by prompt family
-backend = p.model.build(find_repo_root())
-config = p.reader()
-chosen = [make_system(name, backend, config, p.principle) for name in p.systems]
+backends = [spec.build(find_repo_root()) for spec in p.model_list()]
+models = matrix.check_labels([b.model for b in backends])
 split = pairs_lib.to_frame(pairs_lib.generate_split(
     'eval', p.pairs.eval_seed, p.pairs.n_eval_narrative, p.pairs.n_eval_dialogue))
 pair_records = ev.select_pairs(split, p.n_pairs)
 bench_items, skipped = ev.load_bench_heads(p.benchmarks, p.n_per_benchmark)
-{'pair_versions': pair_records.height,
+{'models': models, 'runs': p.runs, 'pair_versions': pair_records.height,
  'benchmarks': {k: len(v) for k, v in bench_items.items()}, 'skipped': skipped}
 
 # %%
-with timed("reader and baselines"):
-    result = ev.evaluate(chosen, pair_records, bench_items, batch_size=p.batch_size)
+cells = []
+for cell in p.cells():
+    chosen = [make_system(name, backends[cell.index], p.reader(cell.run), p.principle)
+              for name in p.systems]
+    with timed(f"reader and baselines: {models[cell.index]}, run {cell.run}"):
+        cells.append((models[cell.index], ev.evaluate(
+            chosen, pair_records, bench_items, batch_size=p.batch_size, run=cell.run)))
+result = ev.ReaderRuns(cells)
 ev.RECORDS.write(result.items, out)
 result.items.height
 
 # %% [markdown]
 # ## Accuracy
 #
-# Per system and source: `accuracy` is the share whose final answer equals the gold (unparsed answers count as wrong); `score` is the per-item score by the source's own rule (pairs: the oracle's gold).
+# Per model, system and source: `accuracy` is the share whose final answer equals the gold (unparsed answers count as wrong); `score` is the per-item score by the source's own rule (pairs: the oracle's gold). Each is the mean over the runs, with its run-to-run SD (`_sd`, empty for one run) and range; every run's own row is in `accuracy_runs`, and `score_by_model` puts the models side by side.
 
 # %%
+accuracy_runs = result.per_run(ev.ReaderEval.accuracy_table)
+write_table(accuracy_runs, out / 'accuracy_runs', title='Accuracy by system and source, per run')
 accuracy = result.accuracy_table()
-write_table(accuracy, out / 'accuracy', title='Accuracy by system and source')
+write_table(accuracy, out / 'accuracy',
+            title=f'Accuracy by system and source: mean of {p.runs} run(s), run-to-run SD, range')
+by_model = matrix.side_by_side(accuracy, ['source', 'system'], 'score')
+write_table(by_model, out / 'score_by_model',
+            title=f'Score by system and source, one column per model (mean of {p.runs} run(s))')
 accuracy
 
 # %% [markdown]
 # ## Against chance and against a reference
 #
-# `chance` is the mean of 1/(number of options) over the multiple-choice items; the interval bootstraps accuracy over stories; `best_constant` is what always giving the commonest gold label scores (a model stuck on one position reaches it without reading). A system whose interval contains chance is *near chance*: on the CPU default (SmolLM2-135M) expect that, and read no difference between systems into it. Then each system's score minus the reference's on the same items, with the paired bootstrap over stories (CogRSI §3) and Holm's correction over the systems.
+# Per model, its runs pooled. `chance` is the mean of 1/(number of options) over the multiple-choice items; the interval bootstraps accuracy over stories (a story's items of every run together); `best_constant` is what always giving the commonest gold label scores (a model stuck on one position reaches it without reading). A system whose interval contains chance is *near chance*: on the CPU default (SmolLM2-135M) expect that, and read no difference between systems into it. Then each system's score minus the reference's on the same items of the same run, with the paired bootstrap over stories (CogRSI §3) and Holm's correction over the systems.
 
 # %%
 chance = result.chance_table()
@@ -93,7 +109,9 @@ paired
 bench_scores = result.bench_table()
 write_table(bench_scores, out / 'bench_scores',
             title="Benchmark headline scores under the uniform protocol (the package's prompt, "
-                  "each benchmark's scorer)")
+                  f"each benchmark's scorer): mean of {p.runs} run(s), run-to-run SD, range")
+write_table(result.per_run(ev.ReaderEval.bench_table), out / 'bench_scores_runs',
+            title='Benchmark headline scores under the uniform protocol, per run')
 bench_scores
 
 # %% [markdown]
@@ -117,9 +135,12 @@ deviations.select('benchmark', 'aspect', 'here')
 # best constant reply's score on the same items: a score it reaches shows nothing.
 
 # %%
-if p.official:
-    official_scores, official_views, no_prompt = ask_official_all(
-        bench_items, backend, p.official_max_tokens, p.batch_size, p.structured)
+if p.official:  # greedy, so once per model: a run would repeat it
+    asked = [ask_official_all(bench_items, b, p.official_max_tokens, p.batch_size, p.structured)
+             for b in backends]
+    official_scores = matrix.by_model([(m, a[0]) for m, a in zip(models, asked, strict=True)])
+    official_views = matrix.by_model([(m, a[1]) for m, a in zip(models, asked, strict=True)])
+    no_prompt = asked[0][2]
     write_table(official_scores, out / 'official_scores',
                 title="Zero-shot under each benchmark's official protocol")
     if official_views.height:
@@ -134,17 +155,20 @@ if p.official:
 # %% [markdown]
 # ## Pair validity
 #
-# Item accuracy and pair validity per system, overall, by form and by variant.
+# Item accuracy and pair validity per model and system, overall, by form and by variant: the mean over the runs, run-to-run SD and range (every run's rows in `pair_validity_runs`).
 
 # %%
 validity = result.pair_validity_table()
-write_table(validity, out / 'pair_validity', title='Pair validity by system')
+write_table(validity, out / 'pair_validity',
+            title=f'Pair validity by system: mean of {p.runs} run(s), run-to-run SD, range')
+write_table(result.per_run(ev.ReaderEval.pair_validity_table), out / 'pair_validity_runs',
+            title='Pair validity by system, per run')
 validity.filter(validity['variant'] == 'all') if validity.height else validity
 
 # %% [markdown]
 # ## Calls and tokens
 #
-# Per question, overall and per source, with the token ratio against SC k=6. Wall time and throughput go to the stage's log (`.cache/logs/reader_eval.log`), since they vary from run to run.
+# Per model (its runs pooled) and question, overall and per source, with the token ratio against SC k=6. Wall time and throughput go to the stage's log (`.cache/logs/reader_eval.log`), since they vary from run to run.
 
 # %%
 cost = result.cost_table()
@@ -158,7 +182,7 @@ phase('throughput: %s', result.throughput_table().to_dicts())
 # %% [markdown]
 # ## Cost and accuracy
 #
-# Score against tokens per question, one point per system and source.
+# Score against tokens per question, one point per model, system and source (runs pooled).
 
 # %%
 write_table(result.cost_accuracy(), out / 'cost_accuracy')
@@ -171,10 +195,13 @@ show_chart(result.cost_accuracy_chart(), out / 'cost_accuracy')
 
 # %%
 replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
-write_json({'backend': p.model.backend, 'model': backend.model, 'systems': p.systems,
-            'questions': result.items.height // max(1, len(p.systems)),
+# several models: each chance row labelled with its model (metrics.json keys it so)
+chance_rows = (chance.with_columns(label=pl.col('model')) if len(models) > 1 else chance)
+write_json({'backends': [spec.backend for spec in p.model_list()], 'models': models,
+            'runs': p.runs, 'systems': p.systems,
+            'questions': result.items.height // max(1, len(p.systems) * len(cells)),
             'skipped_benchmarks': skipped, 'structured': p.structured,
-            'chance': chance.to_dicts(), 'replies': tally.to_dict(),
+            'chance': chance_rows.to_dicts(), 'replies': tally.to_dict(),
             'official_scores': official_scores.to_dicts() if p.official else []},
            out / 'summary.json')
 replies

@@ -19,6 +19,8 @@
 # The recursive-reasoning plan's four suites on one set of frozen items: A, nested belief R0-R4 (`cogrsi_lib.nested`); B, applied ToM (a belief and a behaviour question on the same oracle state); C, strategic (games with known answers and bounded level-k opponents); D, self and cross-agent prediction (a prediction ledger, predictions written before the target is queried). Each reader variant answers the same items: the bare model, the recursive-perspective prompt (§10) and the explicit epistemic store (§11), each with its ablation. The §17 profile is reported as a full vector; the RR scalar only beside it. Gates A-E (§16) decide keep or toss, with every outcome recorded.
 #
 # **With the default `model: scripted` the answers come from a scripted model whose behaviour is fixed in advance** (`cogrsi_lib/scorecard/scripted.py`: depth collapse past two agents, leakage and a knowing-doing gap under the bare prompt, rationality projection in games); the numbers below show the machinery, not a real model. `params.yaml` (`dvc repro`) runs the embedded CPU model at a tiny size, and a real model's settings (e.g. `backend: vllm`) measure a real model at full size.
+#
+# This stage gives the recursive-reasoning plan's Suite B table, §8.1 curve, §17 profile and §20 example (`cogrsi papers`). On the CPU default the 135M model is near chance: they show the tables' shape, not a finding.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/scorecard/params.py (ScorecardParams).

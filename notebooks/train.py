@@ -19,6 +19,8 @@
 # A LoRA adapter for SmolLM2-135M-Instruct, trained on oracle items written in the reader's own prompts and reply formats (direct answers to R0-R4 location questions on plain and perception-marked stories, by option label or, as open questions, by naming the place; optionally, open answers after a reasoning step that is the oracle's trace of what the agent perceived; perception labels, arbitration, counterfactual pairs): supervised fine-tuning, then GRPO whose reward is the oracle's answer (the Zing report's staged training). Every training story comes from the `train` lexicon (`cogrsi_lib/pairs/lexicon.py`), which shares no name, place, object, container or sentence template with the gate and eval pairs, the nested benchmark, the audit sample or the golden worlds. Then base and trained answer the same held-out items: the nested benchmark by depth, the eval pairs, and samples of ToMi, Hi-ToM, BigToM and ToMBench.
 #
 # Training resumes from its last checkpoint when interrupted, and a finished run is reused (`work_dir`, one folder per fingerprint of settings and data). Any stage uses the trained model by adding `adapter: reports/train/adapter` to its model's settings (`backend: embedded` or `vllm`).
+#
+# This stage gives the shape of the Zing report's Tables 6 and 7 at one 135M LoRA scale instead of the report's 8-32B models (`cogrsi papers`); on 2 CPU cores the trained model stays near chance (the comparison below says whether it moved).
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/train/params.py (TrainParams).

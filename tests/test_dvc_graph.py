@@ -76,15 +76,25 @@ def test_a_stage_depends_on_its_parameter_schema(tmp_path, monkeypatch):
         assert part in stage_deps(stage, ROOT), stage
 
 
-def test_a_stage_that_names_an_adapter_depends_on_it(tmp_path):
-    from cogrsi_lib.dvc_graph import adapter_deps
+def test_a_stage_that_names_an_adapter_or_a_rules_file_depends_on_it(tmp_path):
+    from cogrsi_lib.dvc_graph import file_deps
 
     write(tmp_path, "params.yaml", "reader_eval:\n  model: {backend: embedded, adapter: "
                                    "reports/train/adapter}\nloops:\n  model: {backend: "
                                    "embedded, adapter: null}\naudit:\n  translators:\n"
-                                   "  - {model: {backend: vllm, adapter: a/b}}\n")
-    assert adapter_deps("reader_eval", tmp_path) == ["reports/train/adapter"]
-    assert adapter_deps("loops", tmp_path) == []
-    assert adapter_deps("audit", tmp_path) == ["a/b"]
-    assert adapter_deps("pairs", tmp_path) == []
-    assert adapter_deps("pairs", tmp_path / "nowhere") == []
+                                   "  - {model: {backend: vllm, adapter: a/b}}\n"
+                                   "  rules: [handwritten, reports/loops/c.parquet]\n"
+                                   "harness:\n  rules: handwritten\n")
+    assert file_deps("reader_eval", tmp_path) == ["reports/train/adapter"]
+    assert file_deps("loops", tmp_path) == []
+    assert file_deps("audit", tmp_path) == ["a/b", "reports/loops/c.parquet"]
+    assert file_deps("harness", tmp_path) == []
+    assert file_deps("pairs", tmp_path) == []
+    assert file_deps("pairs", tmp_path / "nowhere") == []
+
+
+def test_the_audit_of_the_committed_pipeline_runs_after_the_loops():
+    import yaml
+
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert "reports/loops/audit_candidates.parquet" in stages["audit"]["deps"]

@@ -41,8 +41,8 @@ def test_every_floor_names_a_count_of_the_stage(stage) -> None:
     defaults = stage_params.load(stage, {})
     for path, floor in FLOORS[stage].items():
         value = _get(defaults, path)
-        if isinstance(floor, First):
-            assert isinstance(value, list | tuple) and floor.n >= 1, path
+        if isinstance(floor, First):  # a list (None: the schema's models left unset)
+            assert isinstance(value, list | tuple | None) and floor.n >= 1, path
         else:
             assert isinstance(value, int | list | tuple | dict) or value is None, path
             assert floor >= 1, path
@@ -144,6 +144,22 @@ def test_the_budget_counts_each_request_sent_and_scales_it_by_the_driving_counts
     assert rows[1]["gpu_hours"] is None and rows[1]["gpus"] is None
 
 
+def test_models_cut_from_a_list_are_estimated_from_the_one_kept(tmp_path):
+    reader, llama = "Qwen/Qwen3.5-35B-A3B-FP8", "meta-llama/Llama-3.3-70B-Instruct"
+    real = {"models": [{"backend": "vllm", "model": m} for m in (reader, llama)], "runs": 3,
+            "n_per_benchmark": 20}
+    cut = cut_counts("reader_eval", real, 0.0)
+    assert cut["models"] == real["models"][:1] and cut["runs"] == 1
+    assert cut["n_per_benchmark"] == 1
+    cache = CompletionCache(tmp_path / "cache" / "reader_eval")
+    _entry(cache, reader, 1, 900, 100)
+    rows = budget(tmp_path, {"reader_eval": real}, {"reader_eval": cut}, ["reader_eval"])
+    assert [(r["model"], r["estimated_from"]) for r in rows] == [(reader, None), (llama, reader)]
+    assert rows[0]["factor"] == rows[1]["factor"] == 60.0  # 20 / 1 items, 3 / 1 runs
+    assert rows[0]["est_tokens"] == rows[1]["est_tokens"] == 60_000
+    assert rows[0]["gpu_hours"] != rows[1]["gpu_hours"]  # each at its own throughput
+
+
 def test_every_model_of_the_gpu_file_has_a_throughput_figure_with_its_source() -> None:
     for name in served_names(GPU):
         assert name in THROUGHPUT, name
@@ -214,3 +230,36 @@ def test_bad_input_is_refused_before_anything_is_cleared_or_started(tmp_path) ->
         assert result.exit_code == 2, (text, result.output)
         assert message in result.output and "Traceback" not in result.output
         assert (out / "kept.log").is_file()  # nothing cleared, no server started
+
+
+def test_a_file_read_from_a_rehearsed_stage_comes_from_its_rehearsal_and_after_it(tmp_path):
+    from cogrsi_lib.rehearse import read_upstream
+
+    params = {"loops": {}, "audit": {"rules": ["handwritten",
+                                               "reports/loops/audit_candidates.parquet"]},
+              "harness": {"model": {"adapter": "reports/train/adapter"}}}
+    upstream = read_upstream(params, ["loops", "audit", "harness"], tmp_path)
+    assert params["audit"]["rules"] == ["handwritten",
+                                        str(tmp_path / "loops" / "audit_candidates.parquet")]
+    assert params["harness"]["model"]["adapter"] == "reports/train/adapter"  # not rehearsed
+    assert upstream == {"loops": set(), "audit": {"loops"}, "harness": set()}
+
+
+def test_a_stage_whose_upstream_failed_is_not_run(tmp_path, monkeypatch):
+    import subprocess
+
+    from cogrsi_lib.rehearse import run_stages
+
+    calls = []
+
+    def fake_call(cmd, **_kw):
+        stage = cmd[cmd.index("stage") + 1]
+        calls.append(stage)
+        return 3 if stage == "loops" else 0
+
+    monkeypatch.setattr(subprocess, "call", fake_call)
+    runs = run_stages(["loops", "audit", "harness"], tmp_path / "p.yaml", tmp_path, jobs=3,
+                      echo=lambda _line: None, upstream={"audit": {"loops"}})
+    assert [(r.stage, r.code) for r in runs] == [("loops", 3), ("audit", 1), ("harness", 0)]
+    assert sorted(calls) == ["harness", "loops"]
+    assert "reads the outputs of loops" in (tmp_path / "audit.log").read_text()

@@ -44,9 +44,13 @@ def test_the_gpu_setting_needs_one_server_per_model_on_disjoint_gpus() -> None:
         assert s.spec.engine.max_model_len  # every model's context is sized, none at 256K
     assert len({s.port for s in servers}) == len(servers)
     # the reader serves every stage that names it; the translator also serves Gate D
-    assert {"audit.replay.model", "reader_eval.model", "harness.model", "pddl_mind.model",
+    assert {"audit.replay.model", "reader_eval.models[0]", "harness.model", "pddl_mind.models[0]",
             "loops.model", "scorecard.model"} <= set(by_name[READER].uses)
     assert {"audit.translators[0].model", "scorecard.alt_model"} <= set(by_name[LLAMA].uses)
+    # reader_eval's three backbones (Table 3A), each on the server of its name
+    assert {"reader_eval.models[2]", "pddl_mind.models[2]"} <= set(by_name[LLAMA].uses)
+    assert {"reader_eval.models[1]", "pddl_mind.models[1]"} <= set(
+        by_name["Qwen/Qwen3.5-122B-A10B"].uses)
 
 
 def test_too_few_gpus_is_one_line_naming_what_each_model_needs() -> None:
@@ -119,7 +123,9 @@ def test_cli_dry_run_writes_the_served_file_and_refuses_too_few_gpus(tmp_path) -
     assert f"{LLAMA}: GPUs 0,1, http://127.0.0.1:8000/v1" in ok.output
     written = yaml.safe_load(out.read_text())
     assert written["audit"]["translators"][0]["model"]["base_url"] == "http://127.0.0.1:8000/v1"
-    assert written["reader_eval"]["model"]["base_url"] == "http://127.0.0.1:8002/v1"
+    # reader_eval's three backbones: on the servers of the audit's two and the reader's own
+    assert [m["base_url"] for m in written["reader_eval"]["models"]] == [
+        "http://127.0.0.1:8002/v1", "http://127.0.0.1:8001/v1", "http://127.0.0.1:8000/v1"]
     bad = runner.invoke(app, ["serve", "--params", str(ROOT / "params.gpu.yaml"), "--gpus", "4",
                               "--out", str(tmp_path / "x.yaml"), "--dry-run"])
     assert bad.exit_code == 2 and "need 8 GPUs" in bad.output

@@ -48,6 +48,7 @@ _EXPORTS = {
     "HandwrittenRule": "handwritten",
     "RULES": "handwritten",
     "scripted_translator": "handwritten",
+    "handwritten_part": "rules",
     "handwritten_rules": "rules",
     "load_rules": "rules",
     "read_rules": "rules",

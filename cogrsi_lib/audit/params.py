@@ -10,7 +10,7 @@ from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.pairs.params import PairSplits
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig
-from cogrsi_lib.settings import Settings
+from cogrsi_lib.settings import NonEmptyList, Settings
 from cogrsi_lib.stage_params import ModelStageParams
 
 
@@ -32,7 +32,9 @@ class AuditParams(ModelStageParams, AuditSettings):
     #: per translation, in the sandbox (whole seconds, as params.yaml writes them: the run's
     #: summary shows them as given)
     limits: SandboxLimits = SandboxLimits(wall_s=120, cpu_s=60)
-    rules: str = "handwritten"  # or a candidates file (rule_id, text, ...)
+    #: ``handwritten``, a candidates file (rule_id, text, ...; the loops stage writes
+    #: reports/loops/audit_candidates.parquet), or a list of them (cogrsi_lib/audit/rules.py)
+    rules: str | NonEmptyList[str] = "handwritten"
     replay: ReplaySettings = ReplaySettings()
     check_expected: bool = True
     structured: bool = True

@@ -5,11 +5,14 @@ entry an add or revise writes, or a whole single principle.  A rules source is e
 ``handwritten`` (:mod:`cogrsi_lib.audit.handwritten`, with known verdicts) or a file of
 candidates (parquet, jsonl or csv) with at least ``rule_id`` and ``text``; the optional
 columns ``arm``, ``seed``, ``round``, ``admitted`` and ``trial_gain`` feed the tables by
-arm and the trial-gain figure.
+arm and the trial-gain figure. The loops stage writes its candidates in this form
+(``reports/loops/audit_candidates.parquet``). Several sources are audited together, each
+rule under its own arm; a rule id given twice is refused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -21,6 +24,8 @@ RULE_SCHEMA = {
     "admitted": pl.Boolean, "trial_gain": pl.Float64, "expected": pl.Utf8,
 }  # fmt: skip
 HANDWRITTEN_ARM = "hand-written"
+#: the rules source that names the hand-written rules
+HANDWRITTEN = "handwritten"
 
 
 def handwritten_rules() -> pl.DataFrame:
@@ -56,11 +61,28 @@ def read_rules(path: str | Path) -> pl.DataFrame:
     return out
 
 
-def load_rules(source: str, root: str | Path | None = None) -> pl.DataFrame:
-    """``handwritten`` or a path (relative paths from ``root``)."""
-    if source == "handwritten":
+def _load_one(source: str, root: str | Path | None) -> pl.DataFrame:
+    if source == HANDWRITTEN:
         return handwritten_rules()
     path = Path(source)
     if not path.is_absolute() and root is not None:
         path = Path(root) / path
+    if not path.is_file():
+        raise FileNotFoundError(f"rules file {source} not found (at {path}); the loops stage "
+                                "writes reports/loops/audit_candidates.parquet")
     return read_rules(path)
+
+
+def load_rules(source: str | Sequence[str], root: str | Path | None = None) -> pl.DataFrame:
+    """``handwritten``, a path (relative paths from ``root``), or a list of them, in order."""
+    sources = [source] if isinstance(source, str) else list(source)
+    rules = pl.concat([_load_one(s, root) for s in sources])
+    twice = rules.filter(pl.col("rule_id").is_duplicated())["rule_id"].unique().sort()
+    if twice.len():
+        raise ValueError(f"rule id(s) given by more than one rules source: {twice.to_list()}")
+    return rules
+
+
+def handwritten_part(rules: pl.DataFrame) -> pl.DataFrame:
+    """The hand-written rules among ``rules`` (those with reference translations)."""
+    return rules.filter(pl.col("arm") == HANDWRITTEN_ARM)

@@ -8,15 +8,17 @@ from pydantic import field_validator
 
 from cogrsi_lib.baselines.registry import check_systems
 from cogrsi_lib.llm.spec import RealModel
+from cogrsi_lib.matrix import MatrixParams
 from cogrsi_lib.pairs.params import EvalPairs
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig
 from cogrsi_lib.settings import NonEmptyList
-from cogrsi_lib.stage_params import ModelStageParams
 
 
-class ReaderEvalParams(ModelStageParams):
-    """``reader_eval``: the grounded reader and baselines on eval pairs and benchmark heads."""
+class ReaderEvalParams(MatrixParams):
+    """``reader_eval``: the grounded reader and baselines on eval pairs and benchmark heads,
+    for each model of ``models`` (or the one ``model``) and each of ``runs`` runs
+    (:mod:`cogrsi_lib.matrix`)."""
 
     model: RealModel = {"backend": "fake", "reply": {"reasoning": "scripted", "answer": "A"}}
     systems: NonEmptyList[str] = ["zero_shot", "sc6", "perceptom", "cogrsi"]
@@ -34,9 +36,9 @@ class ReaderEvalParams(ModelStageParams):
     official: bool = True
     official_max_tokens: int = 48
 
-    def reader(self) -> ReaderConfig:
-        """The reader's settings with the stage's ``structured``."""
-        return self.reader_config.model_copy(update={"structured": self.structured})
+    def reader(self, run: int = 0) -> ReaderConfig:
+        """The reader's settings with the stage's ``structured``, for run ``run``."""
+        return self.reader_config.model_copy(update={"structured": self.structured, "run": run})
 
     @field_validator("systems", "reference")
     @classmethod

@@ -145,7 +145,7 @@ class _Base:
             temperature=c.temperature,
             top_p=c.top_p,
             max_tokens=c.sample_max_tokens,
-            seed=c.seed,
+            seed=c.seed_for(c.temperature),
         )
 
     def _answer(

@@ -5,11 +5,13 @@ from __future__ import annotations
 import inspect
 from typing import Literal
 
+from pydantic import field_validator
+
 from cogrsi_lib.llm.spec import StageModel
+from cogrsi_lib.matrix import MatrixParams
 from cogrsi_lib.pddl.ladder import VARIANTS
 from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
 from cogrsi_lib.settings import NonEmptyList, Settings
-from cogrsi_lib.stage_params import ModelStageParams
 
 _SCRIPT = inspect.signature(ScriptedPDDLMind).parameters
 
@@ -25,8 +27,11 @@ class ScriptSettings(Settings):
     seed: int = _SCRIPT["seed"].default
 
 
-class PddlMindParams(ModelStageParams):
-    """``pddl_mind``: the PDDL-Mind ladder on oracle stories and benchmark items."""
+class PddlMindParams(MatrixParams):
+    """``pddl_mind``: the PDDL-Mind ladder on oracle stories and benchmark items, for each
+    model of ``models`` (or the one ``model``; :mod:`cogrsi_lib.matrix`), as PDDL-Mind
+    compares backbones (Table 2). Its three calls are greedy, so a run would repeat the
+    first: ``runs`` stays 1."""
 
     model: StageModel = "scripted"  # scripted: cogrsi_lib/pddl/scripted.py, no model
     script: ScriptSettings = ScriptSettings()
@@ -47,3 +52,11 @@ class PddlMindParams(ModelStageParams):
     domain_max_tokens: int = 4096
     answer_max_tokens: int = 4096
     structured: bool = True
+
+    @field_validator("runs")
+    @classmethod
+    def _one_run(cls, runs: int) -> int:
+        if runs != 1:
+            raise ValueError("the ladder's calls are greedy: a second run would repeat the "
+                             "first request for request; name more models instead")
+        return runs

@@ -56,10 +56,10 @@ def ladder_table(records: pl.DataFrame) -> pl.DataFrame:
 
 
 def category_table(records: pl.DataFrame) -> pl.DataFrame:
-    """Accuracy per (source, category, variant)."""
-    out = records.group_by("source", "category", _VARIANT).agg(
+    """Accuracy per (model, source, category, variant)."""
+    out = records.group_by("model", "source", "category", _VARIANT).agg(
         pl.len().alias("n"), pl.col("score").mean().alias("accuracy"))
-    return _sorted(out, "source", "category")
+    return _sorted(out, "model", "source", "category")
 
 
 #: PDDL-Mind Table 1 as its text gives it (accuracy, %, GPT-4o; the no-domain row is not in
@@ -89,32 +89,34 @@ def paper_comparison(table: pl.DataFrame) -> pl.DataFrame:
 
 
 def all_table(records: pl.DataFrame, sources: Sequence[str] = ("fantom",)) -> pl.DataFrame:
-    """Per source and variant: the per-question accuracy and the All metric, the share of
-    units (FANToM: question sets) whose every question is answered right (PDDL-Mind §4.1;
-    the sample draws whole units, :data:`~cogrsi_lib.pddl.examples.WHOLE_UNITS`)."""
+    """Per model, source and variant: the per-question accuracy and the All metric, the
+    share of units (FANToM: question sets) whose every question is answered right
+    (PDDL-Mind §4.1; the sample draws whole units,
+    :data:`~cogrsi_lib.pddl.examples.WHOLE_UNITS`)."""
+    keys = ["model", "source", "variant"]
     sub = records.filter(pl.col("source").is_in(list(sources))).with_columns(_VARIANT)
-    per_unit = sub.group_by("source", "variant", "unit").agg(
+    per_unit = sub.group_by(*keys, "unit").agg(
         pl.len().alias("questions"), pl.col("correct").all().alias("solved"))
-    acc = sub.group_by("source", "variant").agg(pl.len().alias("n"),
-                                                pl.col("score").mean().alias("accuracy"))
-    units = per_unit.group_by("source", "variant").agg(
+    acc = sub.group_by(keys).agg(pl.len().alias("n"), pl.col("score").mean().alias("accuracy"))
+    units = per_unit.group_by(keys).agg(
         pl.len().alias("units"), pl.col("solved").mean().alias("all"))
-    return _sorted(acc.join(units, on=["source", "variant"]), "source")
+    return _sorted(acc.join(units, on=keys), "model", "source")
 
 
 def failure_table(records: pl.DataFrame) -> pl.DataFrame:
-    """Wrong answers per (source, variant, failure class), with their share of the wrong."""
+    """Wrong answers per (model, source, variant, failure class), with their share of the
+    wrong."""
     wrong = records.filter(~pl.col("correct")).with_columns(_VARIANT)
     if wrong.is_empty():
-        return pl.DataFrame(schema={"source": pl.Utf8, "variant": pl.Utf8, "failure": pl.Utf8,
-                                    "n": pl.UInt32, "share": pl.Float64})
-    out = wrong.group_by("source", "variant", "failure").agg(pl.len().alias("n"))
+        return pl.DataFrame(schema={"model": pl.Utf8, "source": pl.Utf8, "variant": pl.Utf8,
+                                    "failure": pl.Utf8, "n": pl.UInt32, "share": pl.Float64})
+    out = wrong.group_by("model", "source", "variant", "failure").agg(pl.len().alias("n"))
     out = out.with_columns(
-        (pl.col("n") / pl.col("n").sum().over("source", "variant")).alias("share"),
+        (pl.col("n") / pl.col("n").sum().over("model", "source", "variant")).alias("share"),
         pl.col("failure").replace_strict({f: i for i, f in enumerate(FAILURE_CLASSES)},
                                          default=99).alias("_f"),
     )
-    return _sorted(out, "source", "_f").drop("_f")
+    return _sorted(out, "model", "source", "_f").drop("_f")
 
 
 def cross_check_table(worlds: Sequence[World]) -> pl.DataFrame:
@@ -138,20 +140,25 @@ def availability_table(samples: Sequence[BenchmarkSample]) -> pl.DataFrame:
 
 
 def ladder_chart(table: pl.DataFrame) -> alt.FacetChart:
-    """Accuracy by variant with its 95% Wilson interval and n, one panel per source."""
-    data = table.select("source", "variant", "accuracy", "n")
+    """Accuracy by variant (and model, when several) with its 95% Wilson interval and n,
+    one panel per source."""
+    data = table.select("model", "source", "variant", "accuracy", "n")
     lows, highs = wilson_bounds(data["accuracy"].to_list(), data["n"].to_list())
+    several = data["model"].n_unique() > 1
     data = data.with_columns(pl.Series("low", lows, dtype=pl.Float64),
                              pl.Series("high", highs, dtype=pl.Float64),
-                             label="n=" + pl.col("n").cast(pl.Utf8))
+                             label="n=" + pl.col("n").cast(pl.Utf8),
+                             row=(pl.col("variant") + " · " + pl.col("model")) if several
+                             else pl.col("variant"))
+    order = [f"{v} · {m}" for v in VARIANTS for m in data["model"].unique(maintain_order=True)]
     base = alt.Chart(data).encode(
-        y=alt.Y("variant:N", sort=list(VARIANTS), title=None),
+        y=alt.Y("row:N", sort=order if several else list(VARIANTS), title=None),
         color=alt.Color("variant:N", sort=list(VARIANTS), legend=None))
     rule = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="accuracy (95% Wilson interval)",
                 scale=alt.Scale(domain=[0, 1])), x2="high:Q")
     point = base.mark_point(filled=True, size=70).encode(
-        x="accuracy:Q", tooltip=["source", "variant", "accuracy", "low", "high", "n"])
+        x="accuracy:Q", tooltip=["model", "source", "variant", "accuracy", "low", "high", "n"])
     n_text = base.mark_text(align="left", dx=6, dy=-9, fontSize=10).encode(
         x="accuracy:Q", text="label:N")
     return ((rule + point + n_text).properties(width=280, height=alt.Step(30))

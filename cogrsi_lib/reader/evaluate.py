@@ -12,12 +12,13 @@ and the cost-accuracy figure are computed from those rows, never typed in (G.7).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
+from cogrsi_lib.matrix import by_model, over_runs, per_cell
 from cogrsi_lib.pairs.validity import PairValidity, pair_validity
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 from cogrsi_lib.reader.records import ITEM_COLUMNS
@@ -122,6 +123,7 @@ class ReaderEval:
     pair_records: pl.DataFrame
     bench: Mapping[str, list[Any]] = field(default_factory=dict)
     wall_s: dict[str, float] = field(default_factory=dict)
+    run: int = 0
 
     @property
     def systems(self) -> list[str]:
@@ -163,19 +165,19 @@ class ReaderEval:
 
     def paired_table(self, reference: str, n_resamples: int = 2000, seed: int = 0
                      ) -> pl.DataFrame:
-        """Each system's score minus ``reference``'s on the same items: the paired bootstrap
-        over stories (CogRSI §3, E.3), its 95% interval, p-value and Holm's correction, the
-        minimum detectable effect and the ``underpowered`` mark
+        """Each system's score minus ``reference``'s on the same items (of the same run): the
+        paired bootstrap over stories (CogRSI §3, E.3), its 95% interval, p-value and Holm's
+        correction, the minimum detectable effect and the ``underpowered`` mark
         (:mod:`cogrsi_lib.stats.power`); ``significant`` is Holm-rejected and not
         underpowered."""
+        on = ["source", "item_id", "story_id", "run"]
         base = self.items.filter(pl.col("system") == reference).select(
-            "source", "item_id", "story_id", pl.col("score").alias("ref"))
+            *on, pl.col("score").alias("ref"))
         rows, pvals = [], {}
         for system in self.systems:
             if system == reference:
                 continue
-            g = self.items.filter(pl.col("system") == system).join(
-                base, on=["source", "item_id", "story_id"], how="inner")
+            g = self.items.filter(pl.col("system") == system).join(base, on=on, how="inner")
             if g.height == 0:
                 continue
             r = paired_bootstrap(g["score"].to_numpy(), g["ref"].to_numpy(),
@@ -243,32 +245,113 @@ class ReaderEval:
         """Accuracy against tokens per question, one point per system over every
         multiple-choice item, with its 95% interval over stories, n, and the mean chance
         level as a dashed line (altair; per source in the ``cost_accuracy`` table)."""
-        import altair as alt
+        return cost_accuracy_chart(self.chance_table(), self.cost_table())
 
-        chance = self.chance_table()
-        cost = self.cost_table().filter(pl.col("source") == "all").select(
-            "system", "tokens_per_q")
-        data = (chance.join(cost, on="system", how="inner")
-                .with_columns(label=pl.col("system") + " (n=" + pl.col("items").cast(pl.Utf8)
-                              + ")"))
-        x = alt.X("tokens_per_q:Q", title="tokens per question (prompt + reply, all calls)",
-                  scale=alt.Scale(zero=True))
-        y_title, y_scale = "accuracy (unparsed is wrong), 95% interval", alt.Scale(domain=[0, 1])
-        base = alt.Chart(data).encode(x=x, color=alt.Color(
-            "label:N", title="system (n)", legend=alt.Legend(orient="right", labelLimit=240)))
-        bars = base.mark_rule(strokeWidth=2).encode(
-            y=alt.Y("low:Q", title=y_title, scale=y_scale), y2="high:Q")
-        points = base.mark_point(filled=True, size=70).encode(
-            y="accuracy:Q", tooltip=["system", "items", "accuracy", "low", "high", "chance",
-                                     "tokens_per_q"])
-        level = float(data["chance"].mean()) if data.height else 0.0
-        line = alt.Chart(alt.Data(values=[{"chance": level}])).mark_rule(
-            strokeDash=[4, 4], color="#888").encode(y="chance:Q")
-        note = alt.Chart(alt.Data(values=[{"chance": level, "t": "chance"}])).mark_text(
-            align="left", dx=4, dy=-6, x=0, fontSize=10, color="#666").encode(
-            y="chance:Q", text="t:N")
-        return (line + note + bars + points).properties(
-            width=380, height=260, title="Cost and accuracy per system (CogRSI §5.1)")
+
+def cost_accuracy_chart(chance: pl.DataFrame, cost: pl.DataFrame) -> Any:
+    """The cost-accuracy figure from a chance table and a cost table (both per system, or
+    per model and system: then each point is labelled with its model)."""
+    import altair as alt
+
+    keys = ["model", "system"] if "model" in chance.columns else ["system"]
+    cost = cost.filter(pl.col("source") == "all").select(*keys, "tokens_per_q")
+    label = pl.col("system")
+    if "model" in keys and chance["model"].n_unique() > 1:
+        label = label + " · " + pl.col("model")
+    data = (chance.join(cost, on=keys, how="inner")
+            .with_columns(label=label + " (n=" + pl.col("items").cast(pl.Utf8) + ")"))
+    x = alt.X("tokens_per_q:Q", title="tokens per question (prompt + reply, all calls)",
+              scale=alt.Scale(zero=True))
+    y_title, y_scale = "accuracy (unparsed is wrong), 95% interval", alt.Scale(domain=[0, 1])
+    base = alt.Chart(data).encode(x=x, color=alt.Color(
+        "label:N", title="system (n)", legend=alt.Legend(orient="right", labelLimit=240)))
+    bars = base.mark_rule(strokeWidth=2).encode(
+        y=alt.Y("low:Q", title=y_title, scale=y_scale), y2="high:Q")
+    points = base.mark_point(filled=True, size=70).encode(
+        y="accuracy:Q", tooltip=[*keys, "items", "accuracy", "low", "high", "chance",
+                                 "tokens_per_q"])
+    level = float(data["chance"].mean()) if data.height else 0.0
+    line = alt.Chart(alt.Data(values=[{"chance": level}])).mark_rule(
+        strokeDash=[4, 4], color="#888").encode(y="chance:Q")
+    note = alt.Chart(alt.Data(values=[{"chance": level, "t": "chance"}])).mark_text(
+        align="left", dx=4, dy=-6, x=0, fontSize=10, color="#666").encode(
+        y="chance:Q", text="t:N")
+    return (line + note + bars + points).properties(
+        width=380, height=260, title="Cost and accuracy per system (CogRSI §5.1)")
+
+
+@dataclass
+class ReaderRuns:
+    """``reader_eval`` over models × runs (:mod:`cogrsi_lib.matrix`): one :class:`ReaderEval`
+    per cell, with its model's name. Scores come per run and over runs (mean, run-to-run SD,
+    range: :meth:`accuracy_table`, :meth:`bench_table`, :meth:`pair_validity_table`); intervals
+    and paired differences pool each model's runs, resampling stories with every run's items
+    of the story (:meth:`chance_table`, :meth:`paired_table`), as CogRSI pools three runs per
+    system (Table 26)."""
+
+    cells: list[tuple[str, ReaderEval]]
+
+    @property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(m for m, _ in self.cells))
+
+    @property
+    def items(self) -> pl.DataFrame:
+        """Every cell's records (a record without a sample gets its cell's model)."""
+        return pl.concat([r.items.with_columns(pl.col("model").fill_null(m))
+                          for m, r in self.cells])
+
+    def pooled(self, model: str) -> ReaderEval:
+        """``model``'s runs as one evaluation (for intervals and paired differences)."""
+        runs = [r for m, r in self.cells if m == model]
+        wall: dict[str, float] = {}
+        for r in runs:
+            for k, v in r.wall_s.items():
+                wall[k] = wall.get(k, 0.0) + v
+        return ReaderEval(pl.concat([r.items for r in runs]), runs[0].pair_records,
+                          runs[0].bench, wall)
+
+    def per_run(self, table: Callable[[ReaderEval], pl.DataFrame]) -> pl.DataFrame:
+        """``table`` of every cell, with ``model`` and ``run`` first."""
+        return per_cell([(m, r.run, r) for m, r in self.cells], table)
+
+    def per_model(self, table: Callable[[ReaderEval], pl.DataFrame]) -> pl.DataFrame:
+        """``table`` of each model's pooled runs, with ``model`` first."""
+        return by_model([(m, table(self.pooled(m))) for m in self.models])
+
+    def accuracy_table(self) -> pl.DataFrame:
+        """Per model, source and system: accuracy and score over the runs."""
+        return over_runs(self.per_run(ReaderEval.accuracy_table),
+                         ["model", "source", "system", "questions"], ["accuracy", "score"])
+
+    def bench_table(self) -> pl.DataFrame:
+        """Per model, system and benchmark: the uniform protocol's headline over the runs."""
+        return over_runs(self.per_run(ReaderEval.bench_table),
+                         ["model", "system", "benchmark", "protocol", "questions"], ["score"])
+
+    def pair_validity_table(self) -> pl.DataFrame:
+        """Per model and system: item accuracy and pair validity over the runs."""
+        return over_runs(self.per_run(ReaderEval.pair_validity_table),
+                         ["model", "system", "split", "form", "variant", "kind", "n_pairs"],
+                         ["item_accuracy", "pair_validity"])
+
+    def chance_table(self) -> pl.DataFrame:
+        return self.per_model(ReaderEval.chance_table)
+
+    def paired_table(self, reference: str) -> pl.DataFrame:
+        return self.per_model(lambda r: r.paired_table(reference))
+
+    def cost_table(self) -> pl.DataFrame:
+        return self.per_model(ReaderEval.cost_table)
+
+    def cost_accuracy(self) -> pl.DataFrame:
+        return self.per_model(ReaderEval.cost_accuracy)
+
+    def cost_accuracy_chart(self) -> Any:
+        return cost_accuracy_chart(self.chance_table(), self.cost_table())
+
+    def throughput_table(self) -> pl.DataFrame:
+        return self.per_run(ReaderEval.throughput_table)
 
 
 def run_systems(
@@ -292,10 +375,11 @@ def evaluate(
     pair_records: pl.DataFrame | None = None,
     bench: Mapping[str, Sequence[Any]] | None = None,
     batch_size: int = 64,
+    run: int = 0,
 ) -> ReaderEval:
     """Run ``systems`` on the pair versions of ``pair_records`` and on the benchmark items of
     ``bench`` (name -> items); one record per system and item (:data:`RECORDS`) with its
-    source and score."""
+    source, score and ``run`` (the systems' reader settings make the run; this labels it)."""
     from cogrsi_lib.pairs.records import SCHEMA
 
     pair_records = pair_records if pair_records is not None else pl.DataFrame(schema=SCHEMA)
@@ -314,15 +398,17 @@ def evaluate(
         else:
             score = float(_judge(source, originals[(source, item.item_id)], rec.answer).value)
         rows.append({**{k: (None if v is None else str(v)) for k, v in meta.items()},
-                     **row, "run": 0, "score": score, **item.text_columns()})
-    return ReaderEval(RECORDS.frame(rows), pair_records, bench, wall)
+                     **row, "run": run, "score": score, **item.text_columns()})
+    return ReaderEval(RECORDS.frame(rows), pair_records, bench, wall, run)
 
 
 __all__ = [
     "PAIRS",
     "RECORDS",
     "ReaderEval",
+    "ReaderRuns",
     "bench_items",
+    "cost_accuracy_chart",
     "evaluate",
     "load_bench_heads",
     "pair_items",

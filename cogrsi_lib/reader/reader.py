@@ -103,7 +103,7 @@ class GroundedReader:
             temperature=c.temperature,
             top_p=c.top_p,
             max_tokens=c.sample_max_tokens,
-            seed=c.seed,
+            seed=c.seed_for(c.temperature),
         )
 
     def answer(self, item: ReaderItem) -> ItemRecord:
@@ -237,7 +237,7 @@ class GroundedReader:
                     temperature=cfg.arbitration_temperature,
                     top_p=cfg.top_p,
                     max_tokens=cfg.arbitration_max_tokens,
-                    seed=cfg.seed,
+                    seed=cfg.seed_for(cfg.arbitration_temperature),
                 ),
                 cfg.structured,
             ))

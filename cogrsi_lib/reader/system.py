@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from pydantic import NonNegativeInt
+
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.types import Completion, Request
 from cogrsi_lib.progress import phase, progress
@@ -34,6 +36,11 @@ class SamplingConfig(Settings):
     model smaller caps keep a run short. ``structured``: the backend enforces each reply's
     declared format while decoding (False: free generation, parsed by the same format).
     Typed settings (unknown keys refused), so a stage's schema takes them as they are.
+
+    ``run`` is the repeat (CogRSI reports three runs per system, §5.1): run ``r`` seeds every
+    sampled call with ``seed + r`` and every greedy call with ``seed``, so a greedy call, whose
+    reply the seed does not change, is the same request in every run (one cache entry) and
+    run 0 is the run without repeats.
     """
 
     temperature: float = 0.7
@@ -45,6 +52,11 @@ class SamplingConfig(Settings):
     perspective_max_tokens: int = 512
     seed: int = 0
     structured: bool = True
+    run: NonNegativeInt = 0
+
+    def seed_for(self, temperature: float) -> int:
+        """The base seed of a call at ``temperature`` in this run."""
+        return self.seed + self.run if temperature > 0 else self.seed
 
 
 def chunks(items: Sequence[ReaderItem], size: int) -> Iterator[Sequence[ReaderItem]]:

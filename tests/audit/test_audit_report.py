@@ -101,6 +101,16 @@ def test_rules_sources(tmp_path):
     with pytest.raises(ValueError, match="lacks"):
         (tmp_path / "nt.csv").write_text("rule_id\nx\n")
         read_rules(tmp_path / "nt.csv")
+    # several sources: in order, each rule under its arm; the hand-written part picked out
+    both = load_rules(["handwritten", "cands.jsonl"], root=tmp_path)
+    assert both["rule_id"].to_list() == [*hw["rule_id"], "c1", "c2"]
+    from cogrsi_lib.audit import handwritten_part
+
+    assert handwritten_part(both).equals(hw)
+    with pytest.raises(ValueError, match=r"more than one rules source: \['c1', 'c2'\]"):
+        load_rules(["cands.jsonl", "cands.jsonl"], root=tmp_path)
+    with pytest.raises(FileNotFoundError, match="the loops stage writes"):
+        load_rules(["handwritten", "reports/loops/none.parquet"], root=tmp_path)
 
 
 def test_why_a_run_has_no_counterexamples_or_trial_gain() -> None:

@@ -104,9 +104,10 @@ def test_requests_are_spread_over_the_endpoint_list(vllm_server) -> None:
 REHEARSED = ("scorecard", "reader_eval", "loops", "audit", "pddl_mind", "harness")
 #: each rehearsed stage's models, as the budget names them (params.gpu.yaml)
 READER, LLAMA = "Qwen/Qwen3.5-35B-A3B-FP8", "meta-llama/Llama-3.3-70B-Instruct"
-MODELS = {"scorecard": {READER, LLAMA, "Qwen/Qwen3.5-9B"}, "reader_eval": {READER},
+MODELS = {"scorecard": {READER, LLAMA, "Qwen/Qwen3.5-9B"},
+          "reader_eval": {READER, LLAMA, "Qwen/Qwen3.5-122B-A10B"},  # two estimated from one
           "loops": {READER}, "audit": {LLAMA, "Qwen/Qwen3.5-122B-A10B"},
-          "pddl_mind": {READER}, "harness": {READER}}
+          "pddl_mind": {READER, LLAMA, "Qwen/Qwen3.5-122B-A10B"}, "harness": {READER}}
 
 #: reader_eval's engine lives in the stage's kernel beside the server's: one unbound thread,
 #: so that the two do not both bind to the CPU vLLM picks for its workers
@@ -194,6 +195,10 @@ def test_the_gpu_settings_rehearsed_at_the_smallest_scale_through_vllm_serve(sta
     check_stage_outputs(stage, out / stage, folder / stage, per_round=False)
     budget = pl.read_csv(out / "budget.csv").filter(pl.col("stage") == stage)
     assert set(budget["model"]) == MODELS[stage]
+    stand_ins = budget.filter(pl.col("estimated_from").is_not_null())
+    assert set(stand_ins["estimated_from"]) <= {READER}
+    if stage in ("reader_eval", "pddl_mind"):  # the rehearsal kept the first backbone
+        assert set(stand_ins["model"]) == MODELS[stage] - {READER}
     assert (budget["requests"] > 0).all() and (budget["gpu_hours"] > 0).all()
     factor = _factor(stage, gpu[stage], yaml.safe_load((out / "params.yaml").read_text())[stage])
     assert factor > 1 or stage == "audit"  # the audit's translations do not scale

@@ -268,7 +268,7 @@ def test_fantom_is_restricted_and_sampled_by_whole_sets() -> None:
 def test_the_all_metric_needs_every_question_of_a_unit() -> None:
     from cogrsi_lib.pddl.report import all_table
 
-    rec = pl.DataFrame({"source": ["fantom"] * 5, "system": ["full"] * 5,
+    rec = pl.DataFrame({"model": ["m"] * 5, "source": ["fantom"] * 5, "system": ["full"] * 5,
                         "unit": ["s1", "s1", "s2", "s2", "s3"],
                         "correct": [True, True, True, False, True],
                         "score": [1.0, 1.0, 1.0, 0.0, 1.0]})

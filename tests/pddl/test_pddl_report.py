@@ -130,3 +130,33 @@ def test_only_rejections_about_the_question_count() -> None:
     assert relevant_rejections(tr.rejected, "What colour is the ring?") == []
     assert classify(False, True, False, None, len(about_bob)) == "parsing/state"
     assert classify(False, True, False, None, 0) == "unverified"
+
+
+def test_two_models_keep_their_rows_apart_in_every_table(records) -> None:
+    """pddl_mind's ``models`` (cogrsi_lib/matrix.py): each table has a row per model."""
+    exs = oracle_examples(10, seed=5, questions_per_story=2)
+    other = run_ladder(make_backend({"backend": "fake", "model": "other",
+                                     "reply": "Answer: A"}, exs), exs)
+    both = pl.concat([records, other])
+    assert set(both["model"]) == {"pddl-mind-script", "other"}
+    for table in (report.ladder_table(both), report.category_table(both),
+                  report.all_table(both, sources=("oracle",)), report.failure_table(both)):
+        assert set(table["model"]) == {"pddl-mind-script", "other"}, table.columns
+    ladder = report.ladder_table(both)
+    mine = ladder.filter(pl.col("model") == "pddl-mind-script").drop("model")
+    assert mine.equals(report.ladder_table(records).drop("model"))
+    shares = report.failure_table(both).group_by("model", "source", "variant").agg(
+        pl.col("share").sum())
+    assert shares["share"].to_list() == pytest.approx([1.0] * shares.height)
+
+
+def test_a_second_run_of_the_greedy_ladder_is_refused_and_models_are_a_list() -> None:
+    from cogrsi_lib import stage_params
+    from cogrsi_lib.stage_params import StageParamsError
+
+    specs = [{"backend": "fake", "model": m} for m in ("a", "b")]
+    p = stage_params.load("pddl_mind", {"models": specs})
+    assert [m.model for m in p.model_list()] == ["a", "b"]
+    assert stage_params.load("pddl_mind", {}).model_list()[0].backend == "scripted"
+    with pytest.raises(StageParamsError, match="greedy"):
+        stage_params.load("pddl_mind", {"models": specs, "runs": 2})

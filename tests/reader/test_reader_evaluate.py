@@ -176,3 +176,54 @@ def test_tables_have_expected_rows(records: pl.DataFrame) -> None:
     assert marks == ["rule", "text", "rule", "point"]  # chance, its label, intervals, systems
     points = [v for v in chart["datasets"].values() if v and "tokens_per_q" in v[0]]
     assert points and {r["system"] for r in points[0]} == set(result.systems)
+
+
+def test_runs_reseed_sampled_calls_only_and_models_stay_apart(records: pl.DataFrame) -> None:
+    """reader_eval's models × runs: run r seeds every sampled call anew (so SC's votes can
+    change) and asks each greedy call as in run 0; scores come per run and over runs."""
+    def by_seed(job: Job) -> str:  # sampled calls: an answer that follows the sample's seed
+        if job.request.params.temperature > 0:
+            return as_reply(job, f"Answer: {'AB'[job.seed % 2]}")
+        return responder(records)(job)
+
+    backends = {"m1": ScriptedBackend(by_seed, model="m1"),
+                "m2": ScriptedBackend(responder(records), model="m2")}
+    cells = []
+    for model, backend in backends.items():
+        for run in (0, 1):
+            config = CONFIG.model_copy(update={"run": run})
+            systems = [make_system(n, backend, config) for n in ("zero_shot", "sc6")]
+            cells.append((model, ev.evaluate(systems, records, BENCH, run=run)))
+    runs = ev.ReaderRuns(cells)
+
+    jobs = backends["m1"].jobs
+    greedy = [j for j in jobs if j.request.params.temperature == 0]
+    sampled = [j for j in jobs if j.request.params.temperature > 0]
+    assert len({j.seed for j in greedy}) < len(greedy)  # the same greedy requests twice
+    assert {j.request.params.seed for j in greedy} == {CONFIG.seed}
+    assert {j.request.params.seed for j in sampled} == {CONFIG.seed, CONFIG.seed + 1}
+
+    items = runs.items
+    assert items.group_by("model", "run", "system").len().height == 2 * 2 * 2
+    assert set(items["model"]) == {"m1", "m2"} and set(items["run"]) == {0, 1}
+    per_run = runs.per_run(ev.ReaderEval.accuracy_table)
+    acc = runs.accuracy_table()
+    assert acc.height * 2 == per_run.height and set(acc["runs"]) == {2}
+    for row in acc.iter_rows(named=True):
+        both = per_run.filter((pl.col("model") == row["model"]) & (pl.col("source") ==
+                              row["source"]) & (pl.col("system") == row["system"]))["score"]
+        assert row["score"] == pytest.approx(both.mean())
+        assert row["score_sd"] == pytest.approx(both.std(ddof=1))
+        assert (row["score_min"], row["score_max"]) == (both.min(), both.max())
+    # greedy zero-shot and the scripted model's SC repeat themselves; m1's SC votes by seed
+    assert (acc.filter(pl.col("model") == "m2")["score_sd"] == 0).all()
+    assert (acc.filter(pl.col("system") == "zero_shot")["score_sd"] == 0).all()
+    # pooled over runs, per model: each run's item paired with the same run's reference
+    paired = runs.paired_table("sc6")
+    assert set(paired["model"]) == {"m1", "m2"}
+    assert (paired["items"] == items.filter((pl.col("model") == "m1")
+                                            & (pl.col("system") == "sc6")).height).all()
+    chance = runs.chance_table()
+    assert chance.group_by("model").len()["len"].to_list() == [2, 2]
+    assert set(runs.bench_table()["runs"]) == {2}
+    assert runs.cost_accuracy_chart() is not None
