@@ -10,6 +10,8 @@ records (:data:`RECORDS`, ``records.parquet``: one per rule and translator).
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from collections.abc import Sequence
 
 import altair as alt
@@ -19,7 +21,7 @@ import polars as pl
 from cogrsi_lib.audit.audit import RuleAudit
 from cogrsi_lib.audit.snapshot import AuditSample
 from cogrsi_lib.audit.translate import Translator
-from cogrsi_lib.audit.verdict import VERDICTS
+from cogrsi_lib.audit.verdict import VERDICTS, Verdict
 from cogrsi_lib.oracle.render import render
 from cogrsi_lib.records_schema import RecordSchema, calls_json, messages_of
 
@@ -28,11 +30,28 @@ class ExpectedVerdictError(AssertionError):
     """A rule with a known verdict got another one."""
 
 
+def _verdict_row_schema() -> dict[str, pl.DataType]:
+    """The types of :meth:`RuleAudit.row`'s columns, from :class:`Verdict`'s fields and the
+    row's own: declared, so a column null in every row (an agreement no rule reached) keeps
+    its type."""
+    kinds = {int: pl.Int64, float: pl.Float64, str: pl.Utf8, bool: pl.Boolean}
+    hints = typing.get_type_hints(Verdict)
+    verdict = {}
+    for f in dataclasses.fields(Verdict):
+        hint = hints[f.name]
+        (kind,) = [t for t in (typing.get_args(hint) or (hint,)) if t is not type(None)]
+        verdict[f.name] = kinds[kind]
+    return {"rule_id": pl.Utf8, "rule_sha": pl.Utf8, "text": pl.Utf8, **verdict,
+            "decided": pl.Boolean, "translation_a": pl.Utf8, "translation_b": pl.Utf8,
+            "capped_a": pl.Boolean, "capped_b": pl.Boolean, "recompiled": pl.Utf8,
+            "verdict_before_recompile": pl.Utf8}
+
+
 def verdict_table(audits: Sequence[RuleAudit], rules: pl.DataFrame,
                   translations: str = "model translations") -> pl.DataFrame:
     """One row per rule: its verdict record joined with the rules source's columns;
     ``translations`` says where the code came from (models, or the reference code)."""
-    rows = pl.DataFrame([a.row() for a in audits], infer_schema_length=None)
+    rows = pl.DataFrame([a.row() for a in audits], schema=_verdict_row_schema())
     meta = rules.drop("text")
     return meta.join(rows, on="rule_id", how="left", maintain_order="left").with_columns(
         translations=pl.lit(translations))

@@ -128,3 +128,19 @@ def test_why_a_run_has_no_counterexamples_or_trial_gain() -> None:
     assert why_no_trial_gain(gains) == "no invalid rule among the 2 with a trial gain"
     both = gains.with_columns(pl.Series("trial_gain", [1.0, 2.0, 0.5]))
     assert why_no_trial_gain(both) is None
+
+
+def test_the_verdict_table_keeps_its_declared_types_when_a_column_is_all_null(tiny_sample,
+                                                                             translators):
+    from cogrsi_lib.audit import Auditor, verdict_table
+
+    rules = handwritten_rules()
+    vacuous = rules.filter(pl.col("expected") == "vacuous").head(1)
+    audits = Auditor(tiny_sample, translators).audit_many(
+        list(zip(vacuous["rule_id"], vacuous["text"], strict=True)))
+    table = verdict_table(audits, vacuous)
+    assert table["verdict"].to_list() == ["vacuous"]
+    for column in ("agreement", "agreement_either", "agreement_both"):
+        assert table.schema[column] == pl.Float64, column  # null here, typed all the same
+    assert table.schema["n_both"] == pl.Int64 and table.schema["decided"] == pl.Boolean
+    assert verdict_table([], rules.head(0)).schema == table.schema
