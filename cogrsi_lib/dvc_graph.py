@@ -18,14 +18,15 @@ plot. ``cogrsi dvc-yaml`` writes the file and
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from cogrsi_lib.stage_params import SCHEMAS
 
-__all__ = ["dvc_yaml", "schema_module", "stage_deps", "stage_plots"]
+__all__ = ["dvc_yaml", "file_deps", "map_files", "schema_module", "stage_deps", "stage_plots"]
 
 LIBRARY = "cogrsi_lib"
 #: library parts that read ``data/`` (the benchmark samples pulled from ``data.dvc``)
@@ -134,29 +135,34 @@ FILE_KEYS = ("adapter", "rules")
 NOT_FILES = ("", "handwritten")
 
 
+def map_files(node: Any, fn: Callable[[str], str]) -> None:
+    """Replace, in place, every file a stage's section names under :data:`FILE_KEYS` (at any
+    depth; a value or a list of values; not :data:`NOT_FILES`) by ``fn`` of it."""
+    items = (node.items() if isinstance(node, dict)
+             else enumerate(node) if isinstance(node, list) else ())
+    for key, value in list(items):
+        if key not in FILE_KEYS or not isinstance(node, dict):
+            map_files(value, fn)
+        elif isinstance(value, list):
+            node[key] = [fn(v) if isinstance(v, str) and v not in NOT_FILES else v
+                         for v in value]
+        elif isinstance(value, str) and value not in NOT_FILES:
+            node[key] = fn(value)
+
+
 def file_deps(stage: str, root: str | Path = ".") -> list[str]:
-    """The files ``params.yaml[stage]`` names under :data:`FILE_KEYS` (at any depth; a value
-    or a list of values)."""
+    """The files ``params.yaml[stage]`` names (:func:`map_files`)."""
     path = Path(root) / "params.yaml"
     if not path.is_file():
         return []
     section = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get(stage) or {}
     found: list[str] = []
 
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key not in FILE_KEYS:
-                    walk(value)
-                    continue
-                for v in value if isinstance(value, list) else [value]:
-                    if isinstance(v, str) and v not in NOT_FILES:
-                        found.append(v)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
+    def keep(value: str) -> str:
+        found.append(value)
+        return value
 
-    walk(section)
+    map_files(section, keep)
     return sorted(set(found))
 
 

@@ -240,33 +240,21 @@ def rehearsal_params(params: Mapping[str, Any], scale: float, base_url: str,
 def read_upstream(params: dict[str, Any], stages: Sequence[str], out: Path
                   ) -> dict[str, set[str]]:
     """Point every file a rehearsed stage reads from another rehearsed stage's reports
-    (:data:`cogrsi_lib.dvc_graph.FILE_KEYS`, e.g. the audit's ``rules`` from
+    (:func:`cogrsi_lib.dvc_graph.map_files`, e.g. the audit's ``rules`` from
     ``reports/loops``) at that stage's rehearsal output, in place; returns each stage's
     upstream stages, which it runs after."""
-    from cogrsi_lib.dvc_graph import FILE_KEYS
+    from cogrsi_lib.dvc_graph import map_files
 
     upstream: dict[str, set[str]] = {s: set() for s in stages}
-
-    def moved(stage: str, value: Any) -> Any:
-        if isinstance(value, list):
-            return [moved(stage, v) for v in value]
-        parts = value.split("/", 2) if isinstance(value, str) else []
-        if len(parts) == 3 and parts[0] == "reports" and parts[1] in stages:
-            upstream[stage].add(parts[1])
-            return str(out / parts[1] / parts[2])
-        return value
-
-    def walk(stage: str, node: Any) -> None:
-        items = node.items() if isinstance(node, dict) else enumerate(node) \
-            if isinstance(node, list) else ()
-        for key, value in list(items):
-            if key in FILE_KEYS:
-                node[key] = moved(stage, value)
-            else:
-                walk(stage, value)
-
     for stage in stages:
-        walk(stage, params.get(stage) or {})
+        def moved(value: str, stage: str = stage) -> str:
+            parts = value.split("/", 2)
+            if len(parts) == 3 and parts[0] == "reports" and parts[1] in stages:
+                upstream[stage].add(parts[1])
+                return str(out / parts[1] / parts[2])
+            return value
+
+        map_files(params.get(stage) or {}, moved)
     return upstream
 
 
