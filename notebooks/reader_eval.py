@@ -95,11 +95,13 @@ accuracy
 
 # %%
 chance = result.chance_table()
-write_table(chance, out / 'chance', title='Accuracy against chance (95% interval over stories)')
+write_table(chance, out / 'chance', title='Accuracy against chance (95% interval over stories; '
+            f'each model\'s {p.runs} run(s) pooled: `items` counts every run\'s)')
 paired = result.paired_table(p.reference) if p.reference in p.systems else None
 if paired is not None:
     write_table(paired, out / 'paired',
-                title=f'Score difference against {p.reference} (paired bootstrap over stories)')
+                title=f'Score difference against {p.reference} (paired bootstrap over stories; '
+                      f'each model\'s {p.runs} run(s) pooled: `items` counts every run\'s)')
 chance
 
 # %%
@@ -182,7 +184,7 @@ phase('throughput: %s', result.throughput_table().to_dicts())
 # %% [markdown]
 # ## Cost and accuracy
 #
-# Score against tokens per question, one point per model, system and source (runs pooled).
+# Score against tokens per question, one point per model, system and source (runs pooled: the figure's n counts every run's items).
 
 # %%
 write_table(result.cost_accuracy(), out / 'cost_accuracy')
