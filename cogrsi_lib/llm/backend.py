@@ -32,6 +32,9 @@ class Backend(abc.ABC):
 
     #: short backend kind ("embedded", "vllm", "openai", "fake"); part of every cache key
     kind: str = "backend"
+    #: ``complete`` may be called from several threads at once and serves them together (a
+    #: server); an in-process model answers one batch at a time (:mod:`cogrsi_lib.llm.together`)
+    concurrent: bool = False
 
     @property
     @abc.abstractmethod

@@ -154,6 +154,10 @@ class CachedBackend(Backend):
     def identity(self) -> str:
         return self.inner.identity
 
+    @property
+    def concurrent(self) -> bool:  # type: ignore[override]
+        return self.inner.concurrent
+
     def complete(self, jobs: Sequence[Job]) -> list[Completion]:
         ident = self.identity
         keys = [cache_key(ident, j) for j in jobs]

@@ -68,17 +68,20 @@ def json_reply(job: Job, values: Mapping[str, Any]) -> str:
 
 
 class ScriptedBackend(Backend):
-    """A backend whose replies come from a Python function."""
+    """A backend whose replies come from a Python function; with ``concurrent``, served side by
+    side (:mod:`cogrsi_lib.llm.together`): for a responder that is a function of the job alone."""
 
     kind = "fake"
 
-    def __init__(self, responder: Responder | str = "Answer: unknown", model: str = "scripted"):
+    def __init__(self, responder: Responder | str = "Answer: unknown", model: str = "scripted",
+                 concurrent: bool = False):
         if isinstance(responder, str):
             text = responder
             self._responder: Responder = lambda _job: text
         else:
             self._responder = responder
         self._model = model
+        self.concurrent = concurrent
         self.jobs: list[Job] = []
         self.batches: list[int] = []
         self._lock = threading.Lock()

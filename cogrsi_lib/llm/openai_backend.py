@@ -225,6 +225,7 @@ class OpenAIBackend(Backend):
     """
 
     kind = "openai"
+    concurrent = True
 
     def __init__(
         self,

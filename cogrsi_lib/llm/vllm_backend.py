@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
+import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -124,6 +125,7 @@ class VLLMBackend(Backend):
             ) from e
         lora = load_adapter(adapter) if adapter else None  # before any weights conversion
         self.adapter = lora
+        self._lock = threading.Lock()  # one ``chat`` at a time: the engine is not thread-safe
         path = str(model) if model else str(converted_weights())
         self.path = path
         self._model = (Path(path).name if Path(path).is_dir() else path) + (
@@ -244,15 +246,16 @@ class VLLMBackend(Backend):
         return [c for c in out if c is not None]
 
     def _run(self, jobs: Sequence[Job]) -> list[Completion]:
-        t0 = time.perf_counter()
-        outputs = self.llm.chat(
-            [j.request.messages_dicts() for j in jobs],
-            sampling_params=[self.sampling_params(j) for j in jobs],
-            use_tqdm=False,
-            chat_template_kwargs=self.chat_template_kwargs or None,
-            **({"lora_request": self._lora_request} if self._lora_request else {}),
-        )
-        wall = time.perf_counter() - t0
+        with self._lock:
+            t0 = time.perf_counter()
+            outputs = self.llm.chat(
+                [j.request.messages_dicts() for j in jobs],
+                sampling_params=[self.sampling_params(j) for j in jobs],
+                use_tqdm=False,
+                chat_template_kwargs=self.chat_template_kwargs or None,
+                **({"lora_request": self._lora_request} if self._lora_request else {}),
+            )
+            wall = time.perf_counter() - t0
         if len(outputs) != len(jobs):
             raise RuntimeError(f"vllm returned {len(outputs)} outputs for {len(jobs)} prompts")
         share = wall / len(jobs)

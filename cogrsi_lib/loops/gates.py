@@ -13,6 +13,7 @@ gain of the first gate that reports one) and a JSON-able record for the log. Two
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -118,7 +119,7 @@ class AuditRegistrationGate:
     ``audit`` is ``cogrsi_lib.audit.AuditGate`` or anything with ``check(text) -> decision``
     where the decision has ``passed`` and a ``record`` mapping (logged as the gate's record);
     built from ``params`` with :func:`audit_gate_from_params` when not given. A retire writes
-    nothing and passes.
+    nothing and passes. Loops side by side share one gate: it audits one text at a time.
     """
 
     name = "audit"
@@ -130,11 +131,13 @@ class AuditRegistrationGate:
                 raise ValueError("give an audit gate or the settings to build one")
             audit = audit_gate_from_params(params, base_dir)
         self.audit = audit
+        self._lock = threading.Lock()
 
     def check(self, candidate: CandidateView, incumbent: str) -> GateResult:
         if not candidate.written:
             return GateResult(self.name, True, None, {"skipped": "nothing written"})
-        res = self.audit.check(candidate.written)
+        with self._lock:
+            res = self.audit.check(candidate.written)
         record = getattr(res, "record", None)
         return GateResult(self.name, bool(res.passed), None,
                           _jsonable(dict(record) if isinstance(record, Mapping) else {}))

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.together import run_together, serves_concurrently
 from cogrsi_lib.loops.arms import ArmConfig
 from cogrsi_lib.loops.builder import Builder, BuilderLimits, arm_seed
 from cogrsi_lib.loops.cohorts import schedule
@@ -165,7 +166,12 @@ class StageRun:
 
 def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
               backend: Backend | None = None) -> StageRun:
-    """Run (or resume) every arm and seed, then score what they learned."""
+    """Run (or resume) every arm and seed, then score what they learned.
+
+    The loops of every seed and arm (and GEPA) are independent: on a backend that serves
+    concurrent requests they run side by side (:mod:`cogrsi_lib.llm.together`), one after
+    another otherwise; the tables are the same either way.
+    """
     out = Path(out)
     backend = backend or make_backend(cfg, data)
     reader = make_reader(cfg, backend)
@@ -173,59 +179,81 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
     limits = BuilderLimits()
     arms = cfg.arm_configs()
     audit = audit_gate(cfg) if any("audit" in a.gates for a in arms) else None
+    together = serves_concurrently(backend)
     parts: dict[str, list[pl.DataFrame]] = {k: [] for k in (
         "rounds", "candidates", "cohorts", "replies", "final", "items", "heldout", "gate",
         "eval", "gepa", "principles")}
-    for seed in cfg.seeds:
-        sched = schedule(data.pool, seed, cfg.rounds, cfg.discovery_size, cfg.trial_size,
-                         cfg.n_trials, cfg.final_size)
-        final = sched["final"]
-        heldout = final[: cfg.heldout_size]
-        evaluator = Scorer(reader, cfg.batch_size)
+    scheds = {seed: schedule(data.pool, seed, cfg.rounds, cfg.discovery_size, cfg.trial_size,
+                             cfg.n_trials, cfg.final_size) for seed in cfg.seeds}
+    # one evaluator per seed: the held-out and final scores of its arms share its answers
+    evaluators = {seed: Scorer(reader, cfg.batch_size) for seed in cfg.seeds}
+
+    def run_arm(seed: int, arm: ArmConfig) -> tuple[str, dict[str, pl.DataFrame]]:
+        scorer = Scorer(reader, cfg.batch_size)
+        gates = make_gates(cfg, arm, scorer, data, audit)
+        loop = Loop(arm, settings, seed=seed, scorer=scorer,
+                    builder=Builder(backend, limits=limits,
+                                    temperature=cfg.builder_temperature,
+                                    max_tokens=cfg.builder_max_tokens,
+                                    seed=arm_seed(arm.name, seed),
+                                    structured=cfg.structured),
+                    pool=data.pool, run_dir=out / "runs" / arm.name / f"seed{seed}",
+                    gates=gates, pair_records=data.gate,
+                    shadow_gates=shadow_gates(cfg, gates, scorer, data))
+        res = loop.run()
+        tables = {name: res.table(name) for name in ("rounds", "candidates", "cohorts",
+                                                     "replies")}
+        if cfg.log_items:
+            tables["items"] = res.table("items")
+        heldout = scheds[seed]["final"][: cfg.heldout_size]
+        tables["heldout"] = heldout_candidates(evaluators[seed], tables["candidates"],
+                                               tables["rounds"], heldout)
+        return res.principle, tables
+
+    def run_gepa_arm(seed: int) -> tuple[str, dict[str, pl.DataFrame]]:
+        sched = scheds[seed]
+        dev = [it for rnd in sched["rounds"] for it in rnd["discovery"]] + [
+            it for rnd in sched["rounds"] for t in rnd["trials"] for it in t]
+        val, train = dev[: cfg.gepa_val_size], dev[cfg.gepa_val_size:]
+        g = run_gepa(Scorer(reader, cfg.batch_size), backend, train, val,
+                     budget=cfg.gepa_budget, seed=seed, minibatch_size=cfg.gepa_minibatch,
+                     reflection_max_tokens=cfg.gepa_reflection_max_tokens,
+                     run_dir=out / "runs" / GEPA / f"seed{seed}", structured=cfg.structured)
+        return g.principle, {"gepa": g.candidates.with_columns(
+            seed=pl.lit(seed), metric_calls=pl.lit(g.metric_calls),
+            reflection_calls=pl.lit(g.reflection_calls))}
+
+    keys = [(seed, arm.name) for seed in cfg.seeds for arm in arms] + [
+        (seed, GEPA) for seed in cfg.seeds if cfg.run_gepa and seed in cfg.gepa_seeds]
+    by_name = {a.name: a for a in arms}
+    done = dict(zip(keys, run_together(
+        [(lambda s=s, n=n: run_gepa_arm(s) if n == GEPA else run_arm(s, by_name[n]))
+         for s, n in keys], together), strict=True))
+
+    def score_seed(seed: int) -> dict[str, pl.DataFrame]:
+        evaluator = evaluators[seed]
         learned = dict(reference_principles())
-        for arm in arms:
-            scorer = Scorer(reader, cfg.batch_size)
-            gates = make_gates(cfg, arm, scorer, data, audit)
-            loop = Loop(arm, settings, seed=seed, scorer=scorer,
-                        builder=Builder(backend, limits=limits,
-                                        temperature=cfg.builder_temperature,
-                                        max_tokens=cfg.builder_max_tokens,
-                                        seed=arm_seed(arm.name, seed),
-                                        structured=cfg.structured),
-                        pool=data.pool, run_dir=out / "runs" / arm.name / f"seed{seed}",
-                        gates=gates, pair_records=data.gate,
-                        shadow_gates=shadow_gates(cfg, gates, scorer, data))
-            res = loop.run()
-            learned[arm.name] = res.principle
-            for name in ("rounds", "candidates", "cohorts", "replies"):
-                parts[name].append(res.table(name))
-            if cfg.log_items:
-                parts["items"].append(res.table("items"))
-            parts["heldout"].append(heldout_candidates(
-                evaluator, res.table("candidates"), res.table("rounds"), heldout))
-        if cfg.run_gepa and seed in cfg.gepa_seeds:
-            dev = [it for rnd in sched["rounds"] for it in rnd["discovery"]] + [
-                it for rnd in sched["rounds"] for t in rnd["trials"] for it in t]
-            val, train = dev[: cfg.gepa_val_size], dev[cfg.gepa_val_size:]
-            g = run_gepa(Scorer(reader, cfg.batch_size), backend, train, val,
-                         budget=cfg.gepa_budget, seed=seed, minibatch_size=cfg.gepa_minibatch,
-                         reflection_max_tokens=cfg.gepa_reflection_max_tokens,
-                         run_dir=out / "runs" / GEPA / f"seed{seed}",
-                         structured=cfg.structured)
-            learned[GEPA] = g.principle
-            parts["gepa"].append(g.candidates.with_columns(
-                seed=pl.lit(seed), metric_calls=pl.lit(g.metric_calls),
-                reflection_calls=pl.lit(g.reflection_calls)))
-        parts["final"].append(score_principles(evaluator, final, learned, seed))
-        parts["gate"].append(pair_scores(evaluator, data.gate, learned)
-                             .with_columns(seed=pl.lit(seed)))
+        learned.update({name: done[(seed, name)][0] for s, name in keys if s == seed})
+        scores = {"final": score_principles(evaluator, scheds[seed]["final"], learned, seed),
+                  "gate": pair_scores(evaluator, data.gate, learned)
+                  .with_columns(seed=pl.lit(seed))}
         if cfg.eval_pairs:
-            parts["eval"].append(pair_scores(evaluator, data.eval, learned)
-                                 .with_columns(seed=pl.lit(seed)))
-        parts["principles"].append(pl.DataFrame({
+            scores["eval"] = (pair_scores(evaluator, data.eval, learned)
+                              .with_columns(seed=pl.lit(seed)))
+        scores["principles"] = pl.DataFrame({
             "seed": [seed] * len(learned), "label": list(learned),
             "principle": list(learned.values()),
-            "words": [len(t.split()) for t in learned.values()]}))
+            "words": [len(t.split()) for t in learned.values()]})
+        return scores
+
+    scored = run_together([lambda s=s: score_seed(s) for s in cfg.seeds], together)
+    for seed, scores in zip(cfg.seeds, scored, strict=True):
+        for s, name in keys:  # in the serial run's order: each seed's arms, then GEPA
+            if s == seed:
+                for table, df in done[(s, name)][1].items():
+                    parts[table].append(df)
+        for table, df in scores.items():
+            parts[table].append(df)
 
     def cat(name: str) -> pl.DataFrame:
         return pl.concat(parts[name], how="diagonal_relaxed") if parts[name] else pl.DataFrame()

@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 
 from cogrsi_lib.llm.backend import Backend, BackendSpec, StandIns
+from cogrsi_lib.llm.together import run_together, serves_concurrently
 from cogrsi_lib.nested import (
     Generation,
     NestedConfig,
@@ -208,11 +209,15 @@ def run_variants(backend: Backend, suites: Suites, variants: Sequence[str],
                  caps: Mapping[str, int] | None = None, structured: bool = True
                  ) -> dict[str, SystemRun]:
     """Every variant on the same frozen items; ``caps``: reply caps per prompt family;
-    ``structured``: enforce each reply's declared format while decoding."""
+    ``structured``: enforce each reply's declared format while decoding. The variants are
+    independent: side by side on a backend that serves concurrent requests
+    (:mod:`cogrsi_lib.llm.together`)."""
     c = reply_caps(caps)
-    return {v: run_suites(make_variant(v, backend, c, structured), backend, suites,
-                          self_max_tokens=c["bare"], structured=structured)
-            for v in variants}
+    runs = run_together([
+        lambda v=v: run_suites(make_variant(v, backend, c, structured), backend, suites,
+                               self_max_tokens=c["bare"], structured=structured)
+        for v in variants], serves_concurrently(backend))
+    return dict(zip(variants, runs, strict=True))
 
 
 def variants_for(p: ScorecardParams) -> list[str]:

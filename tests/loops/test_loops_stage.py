@@ -122,3 +122,41 @@ def test_two_arms_in_one_seed_sample_their_own_round0_candidates(tmp_path):
     assert acc.to_list() == gated.to_list()  # same incumbent, same cohorts
     assert arm_seed("accuracy_library", 0) != arm_seed("gated_library", 0)
     assert arm_seed("accuracy_library", 0) == arm_seed("accuracy_library", 0)
+
+
+def test_arms_and_seeds_side_by_side_give_the_serial_run_s_tables(tmp_path):
+    """On a backend that serves concurrent requests every seed's arms and GEPA run side by
+    side (cogrsi_lib/llm/together.py): the same requests, and every table equal to the run
+    one loop after another."""
+    import threading
+
+    from cogrsi_lib.llm import ScriptedBackend
+    from cogrsi_lib.loops.devdata import pair_items
+    from cogrsi_lib.loops.scripted import ScriptedWorld
+
+    arms = ["accuracy_loop", "gated_library", "single_principle"] + (
+        ["gepa"] if gepa_available()[0] else [])
+    cfg = load("loops", {**TINY, "seeds": [0, 1], "arms": arms, "rounds": 1,
+                         "gepa_budget": 16})
+    data = stage_data(cfg)
+    world = ScriptedWorld(data.pool + pair_items(data.gate) + pair_items(data.eval))
+    runs, threads, prompts = {}, {}, {}
+    for together in (False, True):
+        seen: set[str] = set()
+
+        def respond(job, seen=seen):
+            seen.add(threading.current_thread().name)
+            return world(job)
+
+        backend = ScriptedBackend(respond, model="scripted-world", concurrent=together)
+        runs[together] = run_stage(cfg, data, tmp_path / str(together), backend)
+        threads[together], prompts[together] = seen, sorted(
+            repr((j.request.messages_dicts(), j.request.params)) for j in backend.jobs)
+    assert threads[False] == {"MainThread"}
+    assert len(threads[True]) > 1 and "MainThread" not in threads[True]
+    assert prompts[True] == prompts[False]
+    for name in ("rounds", "candidates", "cohorts", "replies", "records", "heldout",
+                 "gate_pairs", "eval_pairs", "gepa", "principles"):
+        a, b = getattr(runs[False], name), getattr(runs[True], name)
+        assert a.height > 0 or name == "gepa" and "gepa" not in arms, name
+        assert a.equals(b), name

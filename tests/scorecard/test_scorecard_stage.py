@@ -172,3 +172,32 @@ def test_prompt_kinds_and_unknown_prompts() -> None:
     assert prompt_kind("hello") is None
     m = ScriptedModel()
     assert ScriptedBackend(m).generate_one(Request.of("Where is it?"))[0].text == UNSURE
+
+
+def test_variants_side_by_side_give_the_serial_run_s_records() -> None:
+    """On a backend that serves concurrent requests the variants run side by side
+    (cogrsi_lib/llm/together.py): the same requests, the same records and ledgers."""
+    import threading
+
+    from cogrsi_lib.scorecard.runs import stage_records
+
+    p = settings(SMALL)
+    frozen = stage.attach_targets(stage.freeze(p))
+    variants = stage.variants_for(p)
+    out = {}
+    for together in (False, True):
+        backend = stage.make_backend(p.model, frozen)
+        backend.concurrent = together
+        seen: set[str] = set()
+        respond = backend._responder
+        backend._responder = lambda job, seen=seen, respond=respond: (
+            seen.add(threading.current_thread().name) or respond(job))
+        runs = stage.run_variants(backend, frozen.suites, variants)
+        out[together] = (runs, seen, sorted(repr((j.request.messages_dicts(),
+                                                  j.request.params)) for j in backend.jobs))
+    (serial, one, asked), (side, many, asked_too) = out[False], out[True]
+    assert one == {"MainThread"} and len(many) > 1
+    assert asked == asked_too and list(serial) == list(side) == variants
+    assert stage_records(serial).equals(stage_records(side))
+    for v in variants:
+        assert serial[v].selfpred.ledger.equals(side[v].selfpred.ledger), v
