@@ -105,8 +105,11 @@ def test_the_command_carries_the_engine_settings() -> None:
         assert flag in args
     config = json.loads(cmd[cmd.index("--structured-outputs-config") + 1])
     assert config == {"backend": "xgrammar", "disable_any_whitespace": True}
-    assert "chunked" not in args
-    assert "--no-enable-chunked-prefill" in command(s, cpu=True)  # seeds hold on the CPU
+    assert "chunked" not in args and "executor" not in args
+    on_cpu = command(s, cpu=True)
+    assert "--no-enable-chunked-prefill" in on_cpu  # seeds hold on the CPU
+    # the model in the engine's own process: no worker process for the engine to spin on
+    assert on_cpu[on_cpu.index("--distributed-executor-backend") + 1] == "uni"
     eager = {"reader_eval": {"model": {"backend": "vllm", "model": "org/m",
                                        "engine": {"enforce_eager": False, "seed": 3}}}}
     cmd = command(plan(eager, 1)[0])

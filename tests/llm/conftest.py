@@ -7,7 +7,7 @@ import pytest
 from cogrsi_lib.serve import free_port
 
 from . import fake_vllm as _fake_vllm
-from .vllm_real import CPU_SERVER_ENGINE, require_vllm
+from .vllm_real import CPU_SERVER_ENGINE, ONE_THREAD, require_vllm
 
 
 @pytest.fixture
@@ -35,7 +35,8 @@ def vllm_server(weights, tmp_path_factory):
     ends, so that its processes and memory do not outlive the tests that use it. Planned and
     started by ``cogrsi serve``'s own code (cogrsi_lib/serve.py) from a params section that
     names the model with ``backend: vllm``; it also answers to every model name of
-    params.gpu.yaml, which the rehearsal of that file asks for."""
+    params.gpu.yaml, which the rehearsal of that file asks for. Its model runs on one unbound
+    thread (:data:`ONE_THREAD`), leaving the other core to the tests beside it."""
     import dataclasses
     from pathlib import Path
 
@@ -49,5 +50,5 @@ def vllm_server(weights, tmp_path_factory):
     servers = [dataclasses.replace(s, aliases=tuple(served_names(gpu)))
                for s in plan(section, None, base_port=free_port())]
     with launch(servers, tmp_path_factory.mktemp("vllm-logs"), cpu=True, timeout_s=420.0,
-                env={"VLLM_CPU_KVCACHE_SPACE": "1"}) as (url,):
+                env={"VLLM_CPU_KVCACHE_SPACE": "1", **ONE_THREAD}) as (url,):
         yield url

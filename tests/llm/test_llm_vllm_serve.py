@@ -18,7 +18,7 @@ from cogrsi_lib.llm import CachedBackend, Request
 from cogrsi_lib.llm.tally import open_tally
 
 from .test_llm_embedded_structured import FORMATS, QUESTION, STORY
-from .vllm_real import CPU_ENGINE, SERVED_NAME, committed_run, metric, on_vllm
+from .vllm_real import CPU_ENGINE, ONE_THREAD, SERVED_NAME, committed_run, metric, on_vllm
 
 pytestmark = pytest.mark.vllm
 
@@ -109,9 +109,9 @@ MODELS = {"scorecard": {READER, LLAMA, "Qwen/Qwen3.5-9B"},
           "loops": {READER}, "audit": {LLAMA, "Qwen/Qwen3.5-122B-A10B"},
           "pddl_mind": {READER, LLAMA, "Qwen/Qwen3.5-122B-A10B"}, "harness": {READER}}
 
-#: reader_eval's engine lives in the stage's kernel beside the server's: one unbound thread,
-#: so that the two do not both bind to the CPU vLLM picks for its workers
-OWN_ENGINE_ENV = {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"}
+#: reader_eval's engine lives in the stage's kernel beside the server's: one unbound thread
+#: each, so that the two do not both bind to the CPU vLLM picks
+OWN_ENGINE_ENV = ONE_THREAD
 FULL_SIZE = "test_reader_eval_at_its_cpu_setting_on_the_vllm_engine"
 REHEARSAL = "test_the_gpu_settings_rehearsed_at_the_smallest_scale_through_vllm_serve"
 

@@ -20,6 +20,9 @@ CPU_ENGINE = {"dtype": "bfloat16", "max_model_len": 4096, "enforce_eager": True,
               "gpu_memory_utilization": 0.2}
 #: the same for the tests' ``vllm serve``, beside which an engine of its own may run
 CPU_SERVER_ENGINE = {**CPU_ENGINE, "gpu_memory_utilization": 0.15}
+#: vLLM's CPU model on one thread that the OS schedules (by default it binds a thread to a
+#: core it picks): for an engine or server that runs beside other tests
+ONE_THREAD = {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"}
 SERVED_NAME = "smollm2"  # cogrsi_lib.serve.EMBEDDED_NAME
 
 
