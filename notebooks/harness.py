@@ -39,7 +39,7 @@ from cogrsi_lib.harness.runtime import HarnessConfig, HarnessSystem, build_ablat
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
 from cogrsi_lib.progress import timed
-from cogrsi_lib.reports import write_json, write_replies, write_table
+from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 from cogrsi_lib.stats import chance_table
 
 # %%
@@ -125,7 +125,7 @@ versus
 # %% [markdown]
 # ## SAGE ablation (Figure 26)
 #
-# SAGE alone under each Selector mode against Base, on ToMBench items (the figure's split) when present, else the oracle items.
+# SAGE alone under each Selector mode against Base, on ToMBench items (the figure's split) when present, else the oracle items. The figure puts each configuration's accuracy and 95% interval over stories beside the report's (DeepSeek-V4-Flash on ToMBench's test split), with the chance level; on the CPU default a few items per configuration give intervals that span most of the axis: the figure's shape, not its result.
 
 # %%
 sage_items = {k: v for k, v in items.items() if k == 'tombench'} or {'oracle': items['oracle']}
@@ -133,7 +133,8 @@ sage_frame = hs.run(hs.sage_systems(backend, harness_config, store, embedder), s
                     batch_size=p.batch_size)
 sage = hs.accuracy_table(sage_frame)
 write_table(sage, out / 'sage_ablation', title='SAGE ablation (Figure 26)')
-sage
+show_chart(hs.sage_chart(chance_table(sage_frame, ['system']), backend.identity),
+           out / 'sage_ablation')
 
 # %% [markdown]
 # ## PRISM routing (§5.3.3.3)

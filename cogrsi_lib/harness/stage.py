@@ -384,6 +384,61 @@ PAPER_TABLE10: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
+#: the report's Figure 26 (Zing §5.8.5.1: ToMBench test split, DeepSeek-V4-Flash): accuracy
+#: (%) of each SAGE configuration, memory-free Base first
+PAPER_FIGURE26: dict[str, float] = {
+    "sage:none": 81.14, "sage:curation": 84.34, "sage:selector": 84.51,
+    "sage:dimension_routing": 83.16, "sage:full": 86.53,
+}  # fmt: skip
+
+
+TITLE26 = "SAGE component ablation (Figure 26)"
+
+
+def sage_chart(chance: pl.DataFrame, model: str) -> Any:
+    """Figure 26 drawn: each SAGE configuration (rows in the report's order) with this run's
+    accuracy and 95% interval over stories and its chance level (``chance``:
+    :func:`cogrsi_lib.stats.chance_table` by ``system``), beside the report's accuracy for
+    the same configuration."""
+    import altair as alt
+
+    order = list(PAPER_FIGURE26)
+    known = chance.filter(pl.col("system").is_in(order))
+    missing = sorted(set(chance["system"]) - set(order))
+    if missing:
+        raise ValueError(f"no SAGE configuration of Figure 26: {', '.join(missing)}")
+    if not known.height:
+        from cogrsi_lib.reports import note_chart
+
+        return note_chart(TITLE26, "no multiple-choice item was asked, so no accuracy "
+                                   "against chance to draw (the table has the rest)")
+    ours = known.select(
+        "system", "accuracy", "low", "high", "chance",
+        label=pl.col("system") + " (n=" + pl.col("items").cast(pl.Utf8) + ")",
+        source=pl.lit(f"this run ({model})"))
+    labels = dict(zip(ours["system"], ours["label"], strict=True))
+    paper = pl.DataFrame({"system": order, "accuracy": [PAPER_FIGURE26[s] / 100 for s in order],
+                          "source": ["report (DeepSeek-V4-Flash, ToMBench test)"] * len(order)}
+                         ).filter(pl.col("system").is_in(list(labels))).with_columns(
+        label=pl.col("system").replace_strict(labels))
+    sort = [labels[s] for s in order if s in labels]
+    y = alt.Y("label:N", title=None, sort=sort, axis=alt.Axis(labelLimit=320))
+    x = alt.X("accuracy:Q", title="accuracy (95% interval over stories)",
+              scale=alt.Scale(domain=[0, 1]))
+    colour = alt.Color("source:N", title=None, legend=alt.Legend(
+        orient="bottom", direction="vertical", labelLimit=480))
+    base = alt.Chart(ours.to_pandas())
+    interval = base.mark_rule().encode(y=y, x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1])),
+                                       x2="high:Q", color=colour)
+    points = base.mark_point(filled=True, size=60).encode(y=y, x=x, color=colour)
+    chance_tick = base.mark_tick(color="#999999", thickness=2).encode(y=y, x="chance:Q")
+    reported = alt.Chart(paper.to_pandas()).mark_point(shape="diamond", size=70).encode(
+        y=y, x=x, color=colour)
+    return alt.layer(interval, points, chance_tick, reported).properties(
+        width=360, height=alt.Step(22),
+        title=TITLE26 + "; grey tick: chance")
+
+
 def paper_comparison(deltas: pl.DataFrame, model: str) -> pl.DataFrame:
     """This run's Base -> Full change (points) per source beside the report's Table 10
     changes for the same benchmark (their range over its five models)."""

@@ -241,3 +241,26 @@ def test_sage_systems_are_figure_26s_modes_and_the_table10_comparison_reads_the_
     assert hitom["paper_models"] == 5 and hitom["paper_delta_min"] == pytest.approx(-0.75)
     assert hitom["paper_delta_max"] == pytest.approx(6.0)
     assert cmp.filter(pl.col("source") == "oracle")["paper_models"].item() is None
+
+
+def test_figure_26_is_drawn_in_the_report_s_order_with_its_values_beside_ours():
+    systems = [s.name for s in hs.sage_systems(ScriptedBackend(Model()), {}, ExperienceStore(),
+                                               EMB)]
+    assert set(systems) == set(hs.PAPER_FIGURE26)  # every configuration has its reported value
+    chance = pl.DataFrame({"system": systems[::-1], "items": [4] * 5,
+                           "accuracy": [0.25, 0.5, 0.0, 0.75, 1.0], "chance": [0.25] * 5,
+                           "low": [0.0] * 5, "high": [1.0] * 5})
+    spec = hs.sage_chart(chance, "m").to_dict()
+    layers = spec["layer"]
+    ours = spec["datasets"][layers[0]["data"]["name"]]
+    reported = spec["datasets"][layers[3]["data"]["name"]]
+    order = layers[0]["encoding"]["y"]["sort"]
+    assert order == [f"{s} (n=4)" for s in hs.PAPER_FIGURE26]  # Base first, full SAGE last
+    assert {r["label"]: r["accuracy"] for r in reported} == {
+        f"{s} (n=4)": pytest.approx(v / 100) for s, v in hs.PAPER_FIGURE26.items()}
+    assert {r["label"]: r["accuracy"] for r in ours} == {
+        f"{s} (n=4)": a for s, a in zip(chance["system"], chance["accuracy"], strict=True)}
+    with pytest.raises(ValueError, match="harness:base"):
+        hs.sage_chart(chance.with_columns(system=pl.lit("harness:base")), "m")
+    empty = hs.sage_chart(chance.clear(), "m").to_dict()
+    assert "no multiple-choice item" in json.dumps(empty)
