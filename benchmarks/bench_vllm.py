@@ -14,7 +14,12 @@ each question's perception before its samples and for the samples before arbitra
 script also sends the backend's own batches raw, one ``LLM.chat`` each, which isolates the
 backend's overhead (length checks, bookkeeping) from the cost of the reader's phases.
 
-Run:  python benchmarks/bench_vllm.py [--items 12] [--model DIR] [--out bench.json]
+``--server`` measures the path through a server instead: a local ``vllm serve`` of the same
+weights (``cogrsi serve``'s own launch), the reader and SC-6 through ``backend: openai``, then
+the very requests the backend sent, sent to that server all at once by a plain asynchronous
+client (``openai.AsyncOpenAI``, the same request bodies); goal: at most 1.15.
+
+Run:  python benchmarks/bench_vllm.py [--items 12] [--model DIR] [--server] [--out bench.json]
 Needs vLLM (README: vLLM, on the CPU and at scale).
 """
 
@@ -70,6 +75,63 @@ def raw_chat(backend: VLLMBackend, jobs: Sequence[Job]) -> tuple[float, list]:
     return time.perf_counter() - t, out
 
 
+def served(items: Sequence, cfg: ReaderConfig, model: str | None) -> dict:
+    """The workload through ``backend: openai`` against a local CPU ``vllm serve``, and the
+    same request bodies sent to it at once by a plain asynchronous client."""
+    import asyncio
+    import tempfile
+    from pathlib import Path
+
+    import openai
+
+    from cogrsi_lib.llm.openai_backend import OpenAIBackend
+    from cogrsi_lib.llm.vllm_backend import VLLMSpec
+    from cogrsi_lib.serve import EMBEDDED_NAME, Server, free_port, launch
+
+    class Sent(OpenAIBackend):
+        def __init__(self, *a, **kw) -> None:
+            super().__init__(*a, **kw)
+            self.batches: list[list[Job]] = []
+
+        def complete(self, jobs: Sequence[Job]) -> list[Completion]:
+            self.batches.append(list(jobs))
+            return super().complete(jobs)
+
+    server = Server(EMBEDDED_NAME, VLLMSpec(model=model, engine=CPU_ENGINE), (), free_port(),
+                    ())
+    with launch([server], Path(tempfile.mkdtemp()) / "server", cpu=True) as (url,):
+        name = model or EMBEDDED_NAME
+        backend = Sent(name, base_url=url, structured_outputs="vllm")
+        for system in ("cogrsi", "sc6"):  # untimed: the server compiles each grammar once
+            make_system(system, backend, cfg, "expert").answer_batch(items)
+        backend.batches.clear()
+        usage, walls = {}, {}
+        for system in ("cogrsi", "sc6"):
+            t = time.perf_counter()
+            recs = make_system(system, backend, cfg, "expert").answer_batch(items)
+            walls[system] = time.perf_counter() - t
+            usage[system] = per_question(recs)
+        bodies = [backend._request_kwargs(j) for b in backend.batches for j in b]
+
+        async def at_once() -> float:
+            client = openai.AsyncOpenAI(base_url=url, api_key="none", max_retries=0,
+                                        timeout=600)
+            t = time.perf_counter()
+            await asyncio.gather(*(client.chat.completions.create(**kw) for kw in bodies))
+            return time.perf_counter() - t
+
+        raw_s = asyncio.run(at_once())
+    through = sum(walls.values())
+    return {"mode": "server", "model": name, "items": len(items), "requests": len(bodies),
+            "backend_batches": len(backend.batches),
+            "backend_wall_s": round(through, 2),
+            "backend_wall_by_system_s": {k: round(v, 2) for k, v in walls.items()},
+            "async_client_wall_s": round(raw_s, 2),
+            "ratio_backend_to_async_client": round(through / raw_s, 3),
+            "per_question": {k: {kk: round(vv, 2) for kk, vv in v.items()}
+                             for k, v in usage.items()}}
+
+
 def per_question(recs) -> dict:
     calls = sum(r.ledger.total().calls for r in recs)
     tokens = sum(r.ledger.total().total_tokens for r in recs)
@@ -82,8 +144,19 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="model folder (default: the embedded GGUF "
                     "converted to safetensors)")
     ap.add_argument("--sample-max-tokens", type=int, default=96)
+    ap.add_argument("--server", action="store_true",
+                    help="through a local vllm serve, against a plain async client")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.server:
+        cfg = ReaderConfig(sample_max_tokens=args.sample_max_tokens, perception_max_tokens=256,
+                           arbitration_max_tokens=96)
+        result = served([tomi_like(i) for i in range(args.items)], cfg, args.model)
+        print(json.dumps(result, indent=2))
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as fh:
+                json.dump(result, fh, indent=2)
+        return
 
     t0 = time.perf_counter()
     backend = Recording(args.model, engine_kwargs=CPU_ENGINE)
