@@ -1,18 +1,18 @@
 """The reader through the vLLM backend against the same requests sent to one raw ``LLM.chat``.
 
-Runs the grounded reader (``cogrsi``) and SC-6 on a fixed set of ToMi-style items through
-``VLLMBackend`` (no completion cache, so every call is real; after one untimed pass that lets
-vLLM compile the reply formats' grammars) and records every batch the backend sends. Then,
-on the same engine with its prefix cache reset, it sends the very same conversations and
-sampling settings to vLLM in one ``LLM.chat`` call. It prints both wall
-times and their ratio (the backend's phases, bookkeeping and length checks against vLLM alone;
-goal: at most 1.15), and the calls and tokens per question of both systems (CogRSI §5.1 and
-G.7: 7.3 calls, 1.51x the tokens of SC-6).
+Runs the grounded reader (``cogrsi``) and SC-6 together on a fixed set of ToMi-style items
+through ``VLLMBackend`` (no completion cache, so every call is real; after one untimed pass
+that lets vLLM compile the reply formats' grammars): both systems' flows share one stream,
+each question's next request joining the engine's running batch as soon as the one it waits
+for is back (:mod:`cogrsi_lib.llm.flow`). Then, on the same engine with its prefix cache
+reset, the very same conversations and sampling settings go to vLLM in one ``LLM.chat`` call.
+It prints both wall times and their ratio (goal: at most 1.10), the same work in waves
+(every request ready at a moment in one ``LLM.chat``, as a batch-at-a-time engine would take
+it), and the calls and tokens per question of both systems (CogRSI §5.1 and G.7: 7.3 calls,
+1.51x the tokens of SC-6).
 
 The raw call is a lower bound: it gets every request at once, while the reader must wait for
-each question's perception before its samples and for the samples before arbitration. So the
-script also sends the backend's own batches raw, one ``LLM.chat`` each, which isolates the
-backend's overhead (length checks, bookkeeping) from the cost of the reader's phases.
+each question's perception before its samples and for the samples before arbitration.
 
 ``--server`` measures the path through a server instead: a local ``vllm serve`` of the same
 weights (``cogrsi serve``'s own launch), the reader and SC-6 through ``backend: openai``, then
@@ -33,25 +33,43 @@ from collections.abc import Sequence
 from bench_embedded import tomi_like
 
 from cogrsi_lib.baselines import make_system
+from cogrsi_lib.llm.flow import JobStream, WaveStream
 from cogrsi_lib.llm.types import Completion, Job
 from cogrsi_lib.llm.vllm_backend import VLLMBackend
 from cogrsi_lib.reader import ReaderConfig
+from cogrsi_lib.reader.system import run_systems
 
 CPU_ENGINE = {"dtype": "bfloat16", "max_model_len": 4096, "enforce_eager": True,
               "gpu_memory_utilization": 0.2}
 
 
 class Recording(VLLMBackend):
-    """The vLLM backend, keeping every job it sends (in order)."""
+    """The vLLM backend, keeping every job it sends (in order); ``waves`` sends each moment's
+    ready jobs in one ``LLM.chat`` instead of streaming them into the engine."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.batches: list[list[Job]] = []
         self.check_s = 0.0
+        self.waves = False
 
     @property
     def sent(self) -> list[Job]:
         return [j for b in self.batches for j in b]
+
+    def stream(self) -> JobStream:
+        if self.waves:
+            return WaveStream(self.complete)
+        inner = super().stream()
+        sent = self.batches
+
+        class Logged(type(inner)):  # type: ignore[misc]
+            def submit(self, jobs: Sequence[Job]):  # noqa: ANN202
+                sent.append(list(jobs))
+                return super().submit(jobs)
+
+        inner.__class__ = Logged
+        return inner
 
     def prompt_tokens(self, job: Job) -> int | None:
         t = time.perf_counter()
@@ -63,6 +81,15 @@ class Recording(VLLMBackend):
     def complete(self, jobs: Sequence[Job]) -> list[Completion]:
         self.batches.append(list(jobs))
         return super().complete(jobs)
+
+
+def both(backend, items: Sequence, cfg: ReaderConfig) -> tuple[float, dict]:
+    """The reader and SC-6 on ``items`` in one stream: wall seconds, calls and tokens."""
+    systems = [make_system(name, backend, cfg, "expert") for name in ("cogrsi", "sc6")]
+    t = time.perf_counter()
+    records, _ = run_systems(systems, items)
+    wall = time.perf_counter() - t
+    return wall, {s.name: per_question(r) for s, r in zip(systems, records, strict=True)}
 
 
 def raw_chat(backend: VLLMBackend, jobs: Sequence[Job]) -> tuple[float, list]:
@@ -102,15 +129,9 @@ def served(items: Sequence, cfg: ReaderConfig, model: str | None) -> dict:
     with launch([server], Path(tempfile.mkdtemp()) / "server", cpu=True) as (url,):
         name = model or EMBEDDED_NAME
         backend = Sent(name, base_url=url, structured_outputs="vllm")
-        for system in ("cogrsi", "sc6"):  # untimed: the server compiles each grammar once
-            make_system(system, backend, cfg, "expert").answer_batch(items)
+        both(backend, items, cfg)  # untimed: the server compiles each grammar once
         backend.batches.clear()
-        usage, walls = {}, {}
-        for system in ("cogrsi", "sc6"):
-            t = time.perf_counter()
-            recs = make_system(system, backend, cfg, "expert").answer_batch(items)
-            walls[system] = time.perf_counter() - t
-            usage[system] = per_question(recs)
+        through, usage = both(backend, items, cfg)
         bodies = [backend._request_kwargs(j) for b in backend.batches for j in b]
 
         async def at_once() -> float:
@@ -121,11 +142,9 @@ def served(items: Sequence, cfg: ReaderConfig, model: str | None) -> dict:
             return time.perf_counter() - t
 
         raw_s = asyncio.run(at_once())
-    through = sum(walls.values())
     return {"mode": "server", "model": name, "items": len(items), "requests": len(bodies),
-            "backend_batches": len(backend.batches),
+            "backend_submissions": len(backend.batches),
             "backend_wall_s": round(through, 2),
-            "backend_wall_by_system_s": {k: round(v, 2) for k, v in walls.items()},
             "async_client_wall_s": round(raw_s, 2),
             "ratio_backend_to_async_client": round(through / raw_s, 3),
             "per_question": {k: {kk: round(vv, 2) for kk, vv in v.items()}
@@ -168,26 +187,23 @@ def main() -> None:
 
     # a first, untimed pass: vLLM compiles each reply format's grammar once and keeps it, so
     # without it the backend would pay every compilation and the raw calls none
-    for name in ("cogrsi", "sc6"):
-        make_system(name, backend, cfg, "expert").answer_batch(items)
+    both(backend, items, cfg)
     backend.batches.clear()
     backend.check_s = 0.0
 
-    usage, walls = {}, {}
-    for name in ("cogrsi", "sc6"):
-        backend.llm.reset_prefix_cache()
-        t = time.perf_counter()
-        recs = make_system(name, backend, cfg, "expert").answer_batch(items)
-        walls[name] = time.perf_counter() - t
-        usage[name] = per_question(recs)
-    through_backend = sum(walls.values())
-
+    backend.llm.reset_prefix_cache()
+    through_backend, usage = both(backend, items, cfg)
     jobs = backend.sent
+    submissions = len(backend.batches)
+    check_s = backend.check_s
+    # the same work in waves: every request ready at a moment in one LLM.chat, then the next
+    backend.waves, backend.batches = True, []
+    backend.llm.reset_prefix_cache()
+    waves_s, _ = both(backend, items, cfg)
+    waves = len(backend.batches)
+
     backend.llm.reset_prefix_cache()
     raw_s, raw = raw_chat(backend, jobs)
-    # the same batches as the backend sent them (its phases), raw: what the phases cost
-    backend.llm.reset_prefix_cache()
-    phased_s = sum(raw_chat(backend, b)[0] for b in backend.batches)
     raw_tokens = sum(len(o.prompt_token_ids) + len(o.outputs[0].token_ids) for o in raw)
 
     result = {
@@ -197,13 +213,13 @@ def main() -> None:
         "items": len(items),
         "requests": len(jobs),
         "backend_wall_s": round(through_backend, 2),
-        "backend_wall_by_system_s": {k: round(v, 2) for k, v in walls.items()},
-        "backend_batches": len(backend.batches),
-        "length_checks_s": round(backend.check_s, 2),
+        "backend_submissions": submissions,
+        "length_checks_s": round(check_s, 2),
         "raw_chat_wall_s": round(raw_s, 2),
         "ratio_backend_to_raw": round(through_backend / raw_s, 3),
-        "raw_chat_same_batches_wall_s": round(phased_s, 2),
-        "ratio_backend_to_raw_same_batches": round(through_backend / phased_s, 3),
+        "waves_wall_s": round(waves_s, 2),
+        "waves": waves,
+        "ratio_waves_to_raw": round(waves_s / raw_s, 3),
         "raw_tokens": raw_tokens,
         "per_question": {k: {kk: round(vv, 2) for kk, vv in v.items()} for k, v in usage.items()},
         "token_ratio_cogrsi_to_sc6": round(usage["cogrsi"]["tokens_per_q"]

@@ -21,7 +21,6 @@ Each is registered by name at the end of this module (:mod:`cogrsi_lib.baselines
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import Field
@@ -29,6 +28,7 @@ from pydantic import Field
 from cogrsi_lib.baselines.registry import reader_system
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
+from cogrsi_lib.llm.flow import Flow
 from cogrsi_lib.llm.reply_format import (
     CHARS_PER_TOKEN,
     ReplyError,
@@ -40,9 +40,9 @@ from cogrsi_lib.llm.reply_format import (
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem, question_characters
-from cogrsi_lib.reader.reader import perception_record, run_perception
+from cogrsi_lib.reader.reader import perceive, perception_record
 from cogrsi_lib.reader.records import ItemRecord, PerceptionRecord, SampleRecord, new_record
-from cogrsi_lib.reader.system import SamplingConfig, parse_samples
+from cogrsi_lib.reader.system import FlowSystem, SamplingConfig, parse_samples
 from cogrsi_lib.reader.views import filtered_view, plain_view
 from cogrsi_lib.reader.vote import ranked
 
@@ -124,7 +124,7 @@ def read_perspective(fmt: ReplyFormat | None, text: str) -> list[str] | None:
         return None
 
 
-class _Base:
+class _Base(FlowSystem):
     name = "baseline"
 
     def __init__(
@@ -192,17 +192,15 @@ class SinglePrompt(_Base):
         mt = self.config.sample_max_tokens if self.think else self.config.direct_max_tokens
         return self._greedy(mt)
 
-    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+    def flow(self, item: ReaderItem) -> Flow[ItemRecord]:
         think = prompts.THINK_PLAIN if self.think else prompts.THINK_NONE
-        reqs = [self._answer(it, plain_view(it), think, self._params()) for it in items]
-        recs = []
-        for it, req, cs in zip(items, reqs, self.backend.generate(reqs), strict=True):
-            rec = new_record(self.name, it)
-            rec.perception = PerceptionRecord("none")
-            s, a = parse_samples(it, "plain", req, cs, rec.ledger, "sample")
-            self._finish(rec, it, s, a)
-            recs.append(rec)
-        return recs
+        req = self._answer(item, plain_view(item), think, self._params())
+        [cs] = yield [req]
+        rec = new_record(self.name, item)
+        rec.perception = PerceptionRecord("none")
+        s, a = parse_samples(item, "plain", req, cs, rec.ledger, "sample")
+        self._finish(rec, item, s, a)
+        return rec
 
 
 class SimToM(_Base):
@@ -219,41 +217,33 @@ class SimToM(_Base):
         super().__init__(backend, config, name or ("simtom" if n == 1 else f"simtom_sc{n}"))
         self.n = n
 
-    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
-        recs = [new_record(self.name, it) for it in items]
-        chars = [question_characters(it)[:1] for it in items]
-        persp_idx = [i for i, c in enumerate(chars) if c]
-        reqs = [
-            perspective_request(items[i], chars[i][0],
-                                self._greedy(self.config.perspective_max_tokens),
-                                self.config.structured)
-            for i in persp_idx
-        ]
-        perspectives: dict[int, str] = {}
-        for i, req, cs in zip(persp_idx, reqs, self.backend.generate(reqs), strict=True):
-            recs[i].ledger.add("perspective", cs)
+    def flow(self, item: ReaderItem) -> Flow[ItemRecord]:
+        rec = new_record(self.name, item)
+        chars = question_characters(item)[:1]
+        if chars:
+            char = chars[0]
+            req = perspective_request(item, char,
+                                      self._greedy(self.config.perspective_max_tokens),
+                                      self.config.structured)
+            [cs] = yield [req]
+            rec.ledger.add("perspective", cs)
             events = read_perspective(req.reply, cs[0].text)
-            recs[i].extra["perspective"] = events
-            recs[i].extra["perspective_status"] = "ok" if events is not None else "malformed"
+            rec.extra["perspective"] = events
+            rec.extra["perspective_status"] = "ok" if events is not None else "malformed"
             # a malformed perspective is recorded and shown as it came: nothing to filter by
-            perspectives[i] = "\n".join(events) if events is not None else cs[0].text.strip()
-        ans_reqs = []
-        for i, it in enumerate(items):
-            recs[i].perception = PerceptionRecord("none")
-            if i in perspectives:
-                char = chars[i][0]
-                view = f"Here is what {char} knows:\n{perspectives[i] or '(nothing)'}"
-                ans_reqs.append(self._answer(it, view, self._think(), self._answer_params(),
-                                             preamble=f"You are {char}."))
-            else:  # no character to take the perspective of: the plain story, recorded
-                recs[i].extra["perspective"] = None
-                ans_reqs.append(self._answer(it, plain_view(it), self._think(),
-                                             self._answer_params()))
-        for i, cs in enumerate(self.backend.generate(ans_reqs)):
-            view = "perspective" if i in perspectives else "plain"
-            s, a = parse_samples(items[i], view, ans_reqs[i], cs, recs[i].ledger, "sample")
-            self._finish(recs[i], items[i], s, a)
-        return recs
+            known = "\n".join(events) if events is not None else cs[0].text.strip()
+            view = f"Here is what {char} knows:\n{known or '(nothing)'}"
+            ans = self._answer(item, view, self._think(), self._answer_params(),
+                               preamble=f"You are {char}.")
+        else:  # no character to take the perspective of: the plain story, recorded
+            rec.extra["perspective"] = None
+            ans = self._answer(item, plain_view(item), self._think(), self._answer_params())
+        rec.perception = PerceptionRecord("none")
+        [cs] = yield [ans]
+        s, a = parse_samples(item, "perspective" if chars else "plain", ans, cs, rec.ledger,
+                             "sample")
+        self._finish(rec, item, s, a)
+        return rec
 
     def _think(self) -> str:
         return prompts.THINK_PLAIN if self.n > 1 else prompts.THINK_NONE
@@ -278,27 +268,22 @@ class PercepToM(SimToM):
         )
         self.n = n
 
-    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
-        recs = [new_record(self.name, it) for it in items]
-        views: list[tuple[str, str]] = []
-        for i, (res, cs) in enumerate(
-            run_perception(self.backend, items, self.config)
-        ):
-            it = items[i]
-            recs[i].ledger.add("perception", cs)
-            recs[i].perception = perception_record(res, cs[0])
-            chars = question_characters(it, res.perception.names()) if res.perception else []
-            recs[i].extra["characters"] = chars
-            if res.perception is not None and chars:
-                views.append(("filtered", filtered_view(it, res.perception, chars)))
-            else:  # malformed perception or nobody to filter for: the plain story, counted
-                views.append(("plain", plain_view(it)))
-        reqs = [self._answer(it, v, self._think(), self._answer_params())
-                for it, (_, v) in zip(items, views, strict=True)]
-        for i, cs in enumerate(self.backend.generate(reqs)):
-            s, a = parse_samples(items[i], views[i][0], reqs[i], cs, recs[i].ledger, "sample")
-            self._finish(recs[i], items[i], s, a)
-        return recs
+    def flow(self, item: ReaderItem) -> Flow[ItemRecord]:
+        rec = new_record(self.name, item)
+        res, cs = yield from perceive(item, self.config)
+        rec.ledger.add("perception", cs)
+        rec.perception = perception_record(res, cs[0])
+        chars = question_characters(item, res.perception.names()) if res.perception else []
+        rec.extra["characters"] = chars
+        if res.perception is not None and chars:
+            kind, view = "filtered", filtered_view(item, res.perception, chars)
+        else:  # malformed perception or nobody to filter for: the plain story, counted
+            kind, view = "plain", plain_view(item)
+        req = self._answer(item, view, self._think(), self._answer_params())
+        [cs] = yield [req]
+        s, a = parse_samples(item, kind, req, cs, rec.ledger, "sample")
+        self._finish(rec, item, s, a)
+        return rec
 
 
 def zero_shot(backend: Backend, config: SamplingConfig | None = None) -> SinglePrompt:

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from cogrsi_lib.llm import tally
+from cogrsi_lib.llm.flow import JobStream, ThreadStream, WaveStream
 from cogrsi_lib.llm.types import Completion, Job, Request, expand
 
 
@@ -51,26 +52,39 @@ class Backend(abc.ABC):
         """One completion per job, in the jobs' order, each with ``index == job.index``."""
 
     def generate(self, requests: Sequence[Request]) -> list[list[Completion]]:
-        """For each request, its ``n`` completions in sample-index order; each is marked
-        ``structured`` when the request's reply format was enforced, and reported to the
-        open reply tallies (:mod:`cogrsi_lib.llm.tally`)."""
+        """For each request, its ``n`` completions in sample-index order (:meth:`finish`)."""
         jobs = expand(requests)
-        done = self.complete(jobs) if jobs else []
-        if len(done) != len(jobs):
+        return self.finish(requests, self.complete(jobs) if jobs else [])
+
+    def finish(self, requests: Sequence[Request], done: Sequence[Completion]
+               ) -> list[list[Completion]]:
+        """The completions of ``requests``' jobs (:func:`expand`'s order) split per request;
+        each is marked ``structured`` when the request's reply format was enforced, and
+        reported to the open reply tallies (:mod:`cogrsi_lib.llm.tally`)."""
+        n_jobs = sum(r.params.n for r in requests)
+        if len(done) != n_jobs:
             raise RuntimeError(
                 f"{type(self).__name__}.complete returned {len(done)} completions "
-                f"for {len(jobs)} jobs"
+                f"for {n_jobs} jobs"
             )
         out: list[list[Completion]] = []
         pos = 0
         for r in requests:
-            cs = done[pos : pos + r.params.n]
+            cs = list(done[pos : pos + r.params.n])
             if r.constraint is not None:
                 cs = [replace(c, structured=True) for c in cs]
             tally.record(r, cs, self.kind)
             out.append(cs)
             pos += r.params.n
         return out
+
+    def stream(self) -> JobStream:
+        """A stream for :func:`~cogrsi_lib.llm.flow.run_flows`: concurrent requests on
+        worker threads for a backend that serves them (:attr:`concurrent`), else every ready
+        job in one :meth:`complete` batch at a time."""
+        if self.concurrent:
+            return ThreadStream(self.complete)
+        return WaveStream(self.complete)
 
     def generate_one(self, request: Request) -> list[Completion]:
         """The ``n`` completions of a single request."""

@@ -41,6 +41,7 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +56,7 @@ from cogrsi_lib.llm.backend import (
     register_backend,
     under,
 )
+from cogrsi_lib.llm.flow import JobStream
 from cogrsi_lib.llm.reply_format import vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job, sha256_json
 from cogrsi_lib.llm.weights import converted_weights, weights_fingerprint
@@ -215,9 +217,9 @@ class VLLMBackend(Backend):
             **kw,
         )
 
-    def complete(self, jobs: Sequence[Job]) -> list[Completion]:
-        if not jobs:
-            return []
+    def _checked(self, jobs: Sequence[Job]) -> tuple[list[Completion | None], list[int]]:
+        """Per job a failed completion when its prompt leaves no room in the model's context
+        (else None), and the positions of the jobs to run."""
         out: list[Completion | None] = [None] * len(jobs)
         limit = self.max_model_len
         todo: list[int] = []
@@ -231,6 +233,12 @@ class VLLMBackend(Backend):
                 out[pos] = Completion.failed(job, reason, self._model, prompt_tokens=n or 0)
             else:
                 todo.append(pos)
+        return out, todo
+
+    def complete(self, jobs: Sequence[Job]) -> list[Completion]:
+        if not jobs:
+            return []
+        out, todo = self._checked(jobs)
         if todo:
             try:
                 done = self._run([jobs[p] for p in todo])
@@ -245,6 +253,10 @@ class VLLMBackend(Backend):
                 out[p] = c
         return [c for c in out if c is not None]
 
+    def _chat_kwargs(self) -> dict[str, Any]:
+        return {"chat_template_kwargs": self.chat_template_kwargs or None,
+                **({"lora_request": self._lora_request} if self._lora_request else {})}
+
     def _run(self, jobs: Sequence[Job]) -> list[Completion]:
         with self._lock:
             t0 = time.perf_counter()
@@ -252,28 +264,115 @@ class VLLMBackend(Backend):
                 [j.request.messages_dicts() for j in jobs],
                 sampling_params=[self.sampling_params(j) for j in jobs],
                 use_tqdm=False,
-                chat_template_kwargs=self.chat_template_kwargs or None,
-                **({"lora_request": self._lora_request} if self._lora_request else {}),
+                **self._chat_kwargs(),
             )
             wall = time.perf_counter() - t0
         if len(outputs) != len(jobs):
             raise RuntimeError(f"vllm returned {len(outputs)} outputs for {len(jobs)} prompts")
         share = wall / len(jobs)
-        result = []
-        for j, o in zip(jobs, outputs, strict=True):
-            first = o.outputs[0]
-            result.append(
-                Completion(
-                    text=first.text,
-                    prompt_tokens=len(o.prompt_token_ids or ()),
-                    completion_tokens=len(first.token_ids or ()),
-                    finish_reason=str(first.finish_reason or "stop"),
-                    index=j.index,
-                    latency_s=share,
-                    model=self._model,
-                )
-            )
-        return result
+        return [self._completion(j, o, share) for j, o in zip(jobs, outputs, strict=True)]
+
+    def _completion(self, job: Job, output: Any, latency_s: float) -> Completion:
+        first = output.outputs[0]
+        return Completion(
+            text=first.text,
+            prompt_tokens=len(output.prompt_token_ids or ()),
+            completion_tokens=len(first.token_ids or ()),
+            finish_reason=str(first.finish_reason or "stop"),
+            index=job.index,
+            latency_s=latency_s,
+            model=self._model,
+        )
+
+    def stream(self) -> EngineStream:
+        """Requests added to the engine as flows make them ready (:class:`EngineStream`)."""
+        return EngineStream(self)
+
+
+class EngineStream(JobStream):
+    """vLLM's engine fed as requests become ready: each is rendered and added exactly as
+    ``LLM.chat`` adds it (vLLM's own chat preprocessing, the same sampling parameters), and
+    the engine is stepped until some request finishes, so its continuous batch takes every
+    new request at the next step. The engine is the stream's from its start to its
+    :meth:`close` (the backend's lock). A prompt too long for the context fails on its own
+    and a refused request is isolated, as in :meth:`VLLMBackend.complete`; a request's
+    ``latency_s`` is its share of each engine step it ran in (a step's wall time split
+    evenly over the requests in it), so the stream's samples add up to its engine time."""
+
+    def __init__(self, backend: VLLMBackend) -> None:
+        self.backend = backend
+        self.engine = backend.llm.llm_engine
+        #: by the request id ``LLM`` gave (its outputs carry it); the engine's own id, which
+        #: adds a random suffix, is what an abort needs
+        self._open: dict[str, tuple[Job, Future[Completion], str]] = {}
+        self._spent: dict[str, float] = {}
+        backend._lock.acquire()
+        self._locked = True
+
+    def submit(self, jobs: Sequence[Job]) -> list[Future[Completion]]:
+        b = self.backend
+        futures: list[Future[Completion]] = [Future() for _ in jobs]
+        out, todo = b._checked(jobs)
+        for f, c in zip(futures, out, strict=True):
+            if c is not None:
+                f.set_result(c)
+        try:
+            self._add([jobs[p] for p in todo], [futures[p] for p in todo])
+        except ValueError:  # one request refused (vLLM took none of them): find it
+            for p in todo:
+                try:
+                    self._add([jobs[p]], [futures[p]])
+                except ValueError as e:
+                    futures[p].set_result(Completion.failed(jobs[p], f"refused: {e}", b._model))
+        return futures
+
+    def _add(self, jobs: Sequence[Job], futures: Sequence[Future[Completion]]) -> None:
+        if not jobs:
+            return
+        b = self.backend
+        ids = b.llm._add_chat_requests(
+            messages=[j.request.messages_dicts() for j in jobs],
+            params=[b.sampling_params(j) for j in jobs],
+            use_tqdm=False,
+            **b._chat_kwargs(),
+        )
+        for internal, job, f in zip(ids, jobs, futures, strict=True):
+            rid = str(internal).split("-", 1)[0]
+            self._open[rid] = (job, f, str(internal))
+            self._spent[rid] = 0.0
+
+    def drive(self) -> bool:
+        if not self._open:
+            return False
+        while True:
+            t0 = time.perf_counter()
+            finished = [o for o in self.engine.step() if o.finished]
+            share = (time.perf_counter() - t0) / len(self._open)
+            for rid in self._open:
+                self._spent[rid] += share
+            for o in finished:
+                rid = str(o.request_id)
+                job, f, _ = self._open.pop(rid)
+                f.set_result(self.backend._completion(job, o, self._spent.pop(rid)))
+            if finished:
+                return True
+            if not self.engine.has_unfinished_requests():
+                raise RuntimeError(f"vllm's engine has no request left and {len(self._open)} "
+                                   "of this stream's unanswered")
+
+    def close(self) -> None:
+        try:
+            if self._open:
+                self.engine.abort_request([i for _, _, i in self._open.values()],
+                                          internal=True)
+                closed = RuntimeError("the stream closed before this request finished")
+                for _, f, _ in self._open.values():
+                    f.set_exception(closed)
+                self._open.clear()
+        finally:
+            if self._locked:
+                self._locked = False
+                self.backend._lock.release()
 
 
 class VLLMEngine(BaseModel):

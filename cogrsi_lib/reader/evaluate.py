@@ -11,7 +11,6 @@ and the cost-accuracy figure are computed from those rows, never typed in (G.7).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,8 @@ from cogrsi_lib.pairs.validity import PairValidity, pair_validity
 from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 from cogrsi_lib.reader.records import ITEM_COLUMNS
 from cogrsi_lib.reader.report import accuracy_table, cost_table
-from cogrsi_lib.reader.system import System, run_system
+from cogrsi_lib.reader.system import System
+from cogrsi_lib.reader.system import run_systems as answer_all
 from cogrsi_lib.records_schema import RecordSchema
 from cogrsi_lib.stats import chance_table, holm, paired_bootstrap, with_power
 
@@ -357,17 +357,11 @@ class ReaderRuns:
 def run_systems(
     systems: Sequence[System], items: Sequence[ReaderItem], batch_size: int = 64
 ) -> tuple[list[tuple[ReaderItem, Any]], dict[str, float]]:
-    """Every system on every item: (item, record) pairs in order, and wall seconds per system."""
-    out, wall = [], {}
-    for system in systems:
-        t0 = time.perf_counter()
-        records = run_system(system, items, batch_size)
-        wall[system.name] = wall.get(system.name, 0.0) + time.perf_counter() - t0
-        if len(records) != len(items):
-            raise RuntimeError(f"{system.name} returned {len(records)} records for "
-                               f"{len(items)} items")
-        out.extend(zip(items, records, strict=True))
-    return out, wall
+    """Every system on every item (:func:`cogrsi_lib.reader.system.run_systems`: flow
+    systems on one backend in one stream): (item, record) pairs, system by system, and the
+    wall seconds until each system's last record."""
+    records, wall = answer_all(systems, items, batch_size)
+    return [pair for recs in records for pair in zip(items, recs, strict=True)], wall
 
 
 def evaluate(

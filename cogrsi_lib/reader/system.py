@@ -6,12 +6,15 @@ reader, a baseline, or PDDL-Mind. All of them implement :class:`System`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 from pydantic import NonNegativeInt
 
 from cogrsi_lib.llm.accounting import CallLedger
+from cogrsi_lib.llm.backend import Backend
+from cogrsi_lib.llm.flow import Flow, run_flows
 from cogrsi_lib.llm.types import Completion, Request
 from cogrsi_lib.progress import phase, progress
 from cogrsi_lib.reader.items import ReaderItem
@@ -59,6 +62,24 @@ class SamplingConfig(Settings):
         return self.seed + self.run if temperature > 0 else self.seed
 
 
+class FlowSystem:
+    """A system that answers each item as one flow (:mod:`cogrsi_lib.llm.flow`): a batch's
+    items, or several systems' items (:func:`run_systems`), share one stream."""
+
+    name: str
+    backend: Backend
+
+    def flow(self, item: ReaderItem) -> Flow[ItemRecord]:
+        """One item's calls; its record is the flow's result."""
+        raise NotImplementedError
+
+    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        return run_flows(self.backend, [self.flow(it) for it in items])
+
+    def answer(self, item: ReaderItem) -> ItemRecord:
+        return self.answer_batch([item])[0]
+
+
 def chunks(items: Sequence[ReaderItem], size: int) -> Iterator[Sequence[ReaderItem]]:
     for i in range(0, len(items), max(1, size)):
         yield items[i : i + size]
@@ -67,13 +88,69 @@ def chunks(items: Sequence[ReaderItem], size: int) -> Iterator[Sequence[ReaderIt
 def run_system(
     system: System, items: Sequence[ReaderItem], batch_size: int = 64
 ) -> list[ItemRecord]:
-    """Answer items in batches (each batch is one phase-by-phase pass of the system)."""
-    out: list[ItemRecord] = []
-    phase("%s: %d items", system.name, len(items))
-    for batch in progress(list(chunks(items, batch_size)), desc=f"{system.name} batches",
-                          unit="batch"):
-        out.extend(system.answer_batch(batch))
-    return out
+    """Answer items: a flow system's items all in one stream, another system's in batches
+    of ``batch_size`` (each one ``answer_batch``)."""
+    return run_systems([system], items, batch_size)[0][0]
+
+
+def run_systems(
+    systems: Sequence[System], items: Sequence[ReaderItem], batch_size: int = 64
+) -> tuple[list[list[ItemRecord]], dict[str, float]]:
+    """Every system's records on ``items`` (per system, in order) and the wall seconds until
+    each system's last record. Flow systems on one backend run in one stream, all their
+    items' ready calls in flight together; any other system answers in batches."""
+    out: list[list[ItemRecord]] = [[] for _ in systems]
+    wall: dict[str, float] = {}
+    streams: dict[int, list[int]] = {}  # backend id -> the flow systems on it
+    for k, system in enumerate(systems):
+        if isinstance(system, FlowSystem):
+            streams.setdefault(id(system.backend), []).append(k)
+    for k, system in enumerate(systems):
+        if isinstance(system, FlowSystem):
+            continue
+        phase("%s: %d items", system.name, len(items))
+        t0 = time.perf_counter()
+        for batch in progress(list(chunks(items, batch_size)), desc=f"{system.name} batches",
+                              unit="batch"):
+            out[k].extend(system.answer_batch(batch))
+        wall[system.name] = wall.get(system.name, 0.0) + time.perf_counter() - t0
+    for ks in streams.values():
+        for k, recs in zip(ks, _one_stream([systems[k] for k in ks], items, wall),  # type: ignore[misc]
+                           strict=True):
+            out[k] = recs
+    for system, recs in zip(systems, out, strict=True):
+        if len(recs) != len(items):
+            raise RuntimeError(f"{system.name} returned {len(recs)} records for "
+                               f"{len(items)} items")
+    return out, wall
+
+
+def _one_stream(systems: Sequence[FlowSystem], items: Sequence[ReaderItem],
+                wall: dict[str, float]) -> list[list[ItemRecord]]:
+    """Flow systems sharing a backend, all items at once: each system's records, and in
+    ``wall`` the seconds until its last one."""
+    names = ", ".join(s.name for s in systems)
+    phase("%s: %d items", names, len(items))
+    owner = [s.name for s in systems for _ in items]
+    left = dict.fromkeys(owner, 0)
+    for name in owner:
+        left[name] += 1
+    t0 = time.perf_counter()
+    bar = progress(desc=names, total=len(owner), unit="item")
+
+    def done(i: int) -> None:
+        bar.update()
+        left[owner[i]] -= 1
+        if left[owner[i]] == 0:
+            wall[owner[i]] = wall.get(owner[i], 0.0) + time.perf_counter() - t0
+
+    try:
+        records = run_flows(systems[0].backend, [s.flow(it) for s in systems for it in items],
+                            done)
+    finally:
+        bar.close()
+    n = len(items)
+    return [records[j * n:(j + 1) * n] for j in range(len(systems))]
 
 
 def parse_samples(

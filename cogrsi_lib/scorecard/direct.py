@@ -10,14 +10,14 @@ condition of the §10 prompt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example
+from cogrsi_lib.llm.flow import Flow
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.reply import read_reply
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.reader.system import FlowSystem
 from cogrsi_lib.scorecard.answers import (
     BARE_FAMILY,
     NUMBER_FAMILY,
@@ -35,7 +35,7 @@ def direct_prompt(item: ReaderItem) -> str:
     return f"{item.context.strip()}\n\n{item.question}{options}\n{answer_format(item)}"
 
 
-class DirectSystem:
+class DirectSystem(FlowSystem):
     """One call per item (greedy unless ``temperature`` is set); the reply is parsed strictly
     (a :class:`System`)."""
 
@@ -63,11 +63,10 @@ class DirectSystem:
     def request(self, item: ReaderItem) -> Request:
         return Request(self.messages(item), self.params(), item_format(item), self.structured)
 
-    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
-        reqs = [self.request(it) for it in items]
-        outs = self.backend.generate(reqs)
-        return [json_record(self.name, it, cs[0], read_reply(r.reply, cs[0].text), request=r)
-                for it, r, cs in zip(items, reqs, outs, strict=True)]
+    def flow(self, item: ReaderItem) -> Flow[ItemRecord]:
+        r = self.request(item)
+        [cs] = yield [r]
+        return json_record(self.name, item, cs[0], read_reply(r.reply, cs[0].text), request=r)
 
 
 @family_example(BARE_FAMILY)

@@ -28,11 +28,13 @@ from collections.abc import Sequence
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
+from cogrsi_lib.llm.flow import Flow
 from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyError, ReplyFormat
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.reply import Reply
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.reader.system import FlowSystem
 from cogrsi_lib.scorecard.answers import item_chain, json_record
 from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 
@@ -182,7 +184,7 @@ def _example() -> Request:
                    SamplingParams(max_tokens=160), perspective_format(NESTED, chain, True, 160))
 
 
-class PerspectiveSystem:
+class PerspectiveSystem(FlowSystem):
     """The recursive-perspective prompt as a reader variant (a :class:`System`)."""
 
     def __init__(
@@ -199,31 +201,20 @@ class PerspectiveSystem:
         self.fallback = DirectSystem(backend, name=name, max_tokens=bare_max_tokens,
                                      seed=seed, structured=structured)
 
-    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
-        out: list[ItemRecord | None] = [None] * len(items)
-        belief = [i for i, it in enumerate(items) if item_chain(it) is not None and it.options]
-        other = [i for i in range(len(items)) if i not in set(belief)]
+    def flow(self, item: ReaderItem) -> Flow[ItemRecord]:
+        chain = item_chain(item)
+        if chain is None or not item.options:
+            rec = yield from self.fallback.flow(item)
+            rec.extra["route"] = "bare"
+            return rec
         params = SamplingParams(n=1, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
-        reqs = []
-        for i in belief:
-            chain = item_chain(items[i]) or ()
-            reqs.append(Request(
-                (Message("user", perspective_prompt(items[i], chain, self.state,
-                                                    self.max_tokens)),), params,
-                perspective_format(items[i], chain, self.state, self.max_tokens),
-                self.structured))
-        outs = self.backend.generate(reqs) if reqs else []
-        for i, req, cs in zip(belief, reqs, outs, strict=True):
-            chain = item_chain(items[i]) or ()
-            reply, st = parse_perspective(cs[0].text, items[i], chain, self.state,
-                                          max_tokens=self.max_tokens)
-            rec = json_record(self.name, items[i], cs[0], reply, view="perspective",
-                              request=req)
-            rec.extra["state"] = st
-            out[i] = rec
-        if other:
-            for i, rec in zip(other, self.fallback.answer_batch([items[i] for i in other]),
-                              strict=True):
-                rec.extra["route"] = "bare"
-                out[i] = rec
-        return [r for r in out if r is not None]
+        req = Request((Message("user", perspective_prompt(item, chain, self.state,
+                                                          self.max_tokens)),), params,
+                      perspective_format(item, chain, self.state, self.max_tokens),
+                      self.structured)
+        [cs] = yield [req]
+        reply, st = parse_perspective(cs[0].text, item, chain, self.state,
+                                      max_tokens=self.max_tokens)
+        rec = json_record(self.name, item, cs[0], reply, view="perspective", request=req)
+        rec.extra["state"] = st
+        return rec

@@ -31,11 +31,13 @@ from pydantic import Field
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
+from cogrsi_lib.llm.flow import Flow
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.nested.reply import Reply
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
+from cogrsi_lib.reader.system import FlowSystem
 from cogrsi_lib.scorecard.answers import ABSTAINED, item_chain, json_record
 from cogrsi_lib.scorecard.direct import DEFAULT_MAX_TOKENS, DirectSystem
 from cogrsi_lib.scorecard.store import Entry, EpistemicStore, StoreError, Unknown
@@ -141,7 +143,7 @@ def _example() -> Request:
                    SamplingParams(max_tokens=224), store_format(NESTED, chain))
 
 
-class StoreSystem:
+class StoreSystem(FlowSystem):
     """Answers belief questions from an explicit epistemic store (a :class:`System`)."""
 
     def __init__(
@@ -159,25 +161,17 @@ class StoreSystem:
         self.fallback = DirectSystem(backend, name=name, max_tokens=bare_max_tokens,
                                      seed=seed, structured=structured)
 
-    def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
-        out: list[ItemRecord | None] = [None] * len(items)
-        belief = [i for i, it in enumerate(items) if item_chain(it) and it.options]
+    def flow(self, item: ReaderItem) -> Flow[ItemRecord]:
+        chain = item_chain(item)
+        if not chain or not item.options:
+            rec = yield from self.fallback.flow(item)
+            rec.extra["route"] = "bare"
+            return rec
         params = SamplingParams(n=1, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
-        reqs = []
-        for i in belief:
-            chain = item_chain(items[i]) or ()
-            reqs.append(Request((Message("user", store_prompt(items[i], chain)),), params,
-                                store_format(items[i], chain), self.structured))
-        outs = self.backend.generate(reqs) if reqs else []
-        for i, req, cs in zip(belief, reqs, outs, strict=True):
-            out[i] = self._record(items[i], cs[0], req)
-        other = [i for i in range(len(items)) if out[i] is None]
-        if other:
-            for i, rec in zip(other, self.fallback.answer_batch([items[i] for i in other]),
-                              strict=True):
-                rec.extra["route"] = "bare"
-                out[i] = rec
-        return [r for r in out if r is not None]
+        req = Request((Message("user", store_prompt(item, chain)),), params,
+                      store_format(item, chain), self.structured)
+        [cs] = yield [req]
+        return self._record(item, cs[0], req)
 
     def _record(self, item: ReaderItem, completion: Any, request: Request) -> ItemRecord:
         fmt = request.reply
