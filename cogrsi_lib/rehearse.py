@@ -42,7 +42,7 @@ from typing import Any
 import polars as pl
 
 from cogrsi_lib import stage_params
-from cogrsi_lib.llm.openai_backend import OpenAISpec
+from cogrsi_lib.llm.openai_backend import THROUGHPUT_LOG, OpenAISpec
 from cogrsi_lib.llm.vllm_backend import VLLMSpec
 from cogrsi_lib.reports import markdown_table, write_table
 from cogrsi_lib.serve import (
@@ -285,7 +285,9 @@ def run_stages(stages: Sequence[str], params_file: Path, out: Path, *, jobs: int
             return subprocess.call(
                 [sys.executable, "-m", "cogrsi_lib.cli", "stage", stage, "--params",
                  str(params_file), "--out-dir", str(out / stage)], stdout=fh,
-                stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {}),
+                     THROUGHPUT_LOG: str(out / f"{stage}.throughput.jsonl")})
         except OSError as err:  # the interpreter could not be started
             fh.write(f"could not start the stage: {err}\n".encode())
             return 127
@@ -306,6 +308,27 @@ def run_stages(stages: Sequence[str], params_file: Path, out: Path, *, jobs: int
         for stage in stages:
             done[stage] = pool.submit(one, stage)
         return [done[stage].result() for stage in stages]
+
+
+def served_throughput(out: Path, stages: Iterable[str]) -> pl.DataFrame:
+    """Per stage, model and endpoint, what the server answered while the stage's model work
+    streamed (``backend: openai``'s own figures, ``<stage>.throughput.jsonl``)."""
+    rows = []
+    for stage in stages:
+        path = out / f"{stage}.throughput.jsonl"
+        if path.exists():
+            rows += [{"stage": stage, **json.loads(line)}
+                     for line in path.read_text(encoding="utf-8").splitlines() if line]
+    cols = {"stage": pl.Utf8, "model": pl.Utf8, "endpoint": pl.Utf8, "requests": pl.Int64,
+            "completion_tokens": pl.Int64, "busy_s": pl.Float64}
+    if not rows:
+        return pl.DataFrame(schema={**cols, "completion_tokens_per_s": pl.Float64})
+    return (pl.DataFrame([{k: r[k] for k in cols} for r in rows], schema=cols)
+            .group_by("stage", "model", "endpoint", maintain_order=True)
+            .agg(pl.col("requests").sum(), pl.col("completion_tokens").sum(),
+                 pl.col("busy_s").sum().round(1))
+            .with_columns(completion_tokens_per_s=(pl.col("completion_tokens")
+                                                   / pl.col("busy_s")).round(1)))
 
 
 def _factor(stage: str, real: Mapping[str, Any], rehearsed: Mapping[str, Any]) -> float:
@@ -491,7 +514,9 @@ def rehearse(params_file: Path, *, scale: float, out: Path,
     outputs = pl.DataFrame(papers_outputs(out, [r.stage for r in runs if r.code == 0]),
                            schema=["paper", "id", "status", "outputs", "missing"])
     write_table(outputs, out / "papers_outputs", title="Paper tables the rehearsal wrote")
-    text = render(table, runs, checks, params_file, scale)
+    served = served_throughput(out, [r.stage for r in runs])
+    served.write_csv(out / "throughput.csv")
+    text = render(table, runs, checks, params_file, scale, served)
     (out / "budget.md").write_text(text, encoding="utf-8")
     failed = [r for r in runs if r.code != 0]
     if failed:
@@ -515,9 +540,10 @@ BUDGET_COLUMNS = {"stage": pl.Utf8, "model": pl.Utf8, "estimated_from": pl.Utf8,
 
 
 def render(table: pl.DataFrame, runs: Sequence[StageRun], checks: Mapping[str, str],
-           params_file: Path, scale: float) -> str:
+           params_file: Path, scale: float, served: pl.DataFrame | None = None) -> str:
     """The budget report: the stages' runs, the budget by stage and model, the totals by
-    model, the throughput figures used and what the estimate leaves out."""
+    model, the throughput figures used, what the rehearsal's server delivered per endpoint
+    and what the estimate leaves out."""
 
     runs_table = pl.DataFrame([{"stage": r.stage, "status": "ok" if r.code == 0 else
                                 f"failed ({r.code})", "seconds": round(r.seconds),
@@ -548,6 +574,12 @@ def render(table: pl.DataFrame, runs: Sequence[StageRun], checks: Mapping[str, s
     for model, tp in THROUGHPUT.items():
         lines.append(f"- {model} ({tp.gpus} GPU{'s' if tp.gpus > 1 else ''}): "
                      f"{tp.tokens_per_s:,.0f} tokens/s. {tp.source}.")
+    if served is not None and served.height:
+        lines += ["", "## What the rehearsal's server delivered", "",
+                  "Per stage, model and endpoint, as `backend: openai` measured it while the "
+                  "stage's model work streamed (`busy_s`: seconds with a request in flight). "
+                  "The embedded model on this CPU, so these say how busy a stage keeps its "
+                  "server, not what a GPU delivers.", "", markdown_table(served)]
     lines += ["", "## What the estimate leaves out", "",
               "- Requests are what each stage's completion cache holds: every call the stage "
               "made, a repeated one once. The audit's replays of counterexamples are as "

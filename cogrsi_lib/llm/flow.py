@@ -106,8 +106,8 @@ class WaveStream(JobStream):
 
 
 class ThreadStream(JobStream):
-    """Each submission is sent at once on a worker thread (a backend that takes concurrent
-    requests limits how many are in flight per endpoint itself)."""
+    """Each job is sent at once on a worker thread of its own (a backend that takes
+    concurrent requests limits how many are in flight per endpoint itself)."""
 
     def __init__(self, complete: Callable[[Sequence[Job]], list[Completion]],
                  max_workers: int = 64) -> None:
@@ -117,13 +117,14 @@ class ThreadStream(JobStream):
     def submit(self, jobs: Sequence[Job]) -> list[Future[Completion]]:
         futures: list[Future[Completion]] = [Future() for _ in jobs]
 
-        def run() -> None:
+        def run(job: Job, future: Future[Completion]) -> None:
             try:
-                resolve(futures, self._complete(jobs))
+                resolve([future], self._complete([job]))
             except BaseException as e:  # noqa: BLE001 - handed to the waiting flow
-                fail(futures, e)
+                fail([future], e)
 
-        self._pool.submit(run)
+        for job, future in zip(jobs, futures, strict=True):
+            self._pool.submit(run, job, future)
         return futures
 
     def drive(self) -> bool:

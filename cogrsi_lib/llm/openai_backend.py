@@ -50,9 +50,10 @@ from cogrsi_lib.llm.backend import (
     count_words,
     register_backend,
 )
+from cogrsi_lib.llm.flow import JobStream, ThreadStream
 from cogrsi_lib.llm.reply_format import openai_response_format, vllm_structured_outputs
 from cogrsi_lib.llm.types import Completion, Job, sha256_json
-from cogrsi_lib.progress import progress
+from cogrsi_lib.progress import phase, progress
 
 STRUCTURED_MODES = ("response_format", "vllm")
 RETRY_STATUS = {408, 409, 429}
@@ -103,6 +104,11 @@ def failure_reason(exc: BaseException) -> str:
     return f"{head}: {str(exc)[:300]}"
 
 
+#: the environment variable naming a JSON-lines file for every stream's per-endpoint
+#: throughput (:meth:`OpenAIBackend.report_throughput`)
+THROUGHPUT_LOG = "COGRSI_THROUGHPUT_LOG"
+
+
 class Endpoint:
     """One server: its client, its free slots, and (for vLLM) its context length."""
 
@@ -112,6 +118,14 @@ class Endpoint:
         self.capacity = concurrency
         self.in_flight = 0
         self.sent = 0
+        #: what the endpoint answered: requests (failed ones apart) and tokens, and the wall
+        #: seconds during which it had a request in flight
+        self.done = 0
+        self.failed = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.busy_s = 0.0
+        self._busy_since = 0.0
         self.timeout_s = timeout_s
         # a scripted stand-in (not the openai SDK) has no server to measure prompts on
         self._probe = url is not None and type(client).__module__.startswith("openai")
@@ -329,15 +343,56 @@ class OpenAIBackend(Backend):
                     best = [e for e in free if e.capacity - e.in_flight == most]
                     ep = best[self._next % len(best)]
                     self._next += 1
+                    if ep.in_flight == 0:
+                        ep._busy_since = time.perf_counter()
                     ep.in_flight += 1
                     ep.sent += 1
                     return ep
                 self._free.wait()
 
-    def _release(self, ep: Endpoint) -> None:
+    def _release(self, ep: Endpoint, c: Completion | None) -> None:
         with self._free:
             ep.in_flight -= 1
+            if ep.in_flight == 0:
+                ep.busy_s += time.perf_counter() - ep._busy_since
+            if c is not None:
+                ep.done += 1
+                ep.failed += not c.ok
+                ep.prompt_tokens += c.prompt_tokens
+                ep.completion_tokens += c.completion_tokens
             self._free.notify()
+
+    def throughput(self) -> list[dict[str, Any]]:
+        """Per endpoint, in the order given: requests answered (``failed`` among them), their
+        tokens, the seconds it had work in flight, and completion tokens and requests per
+        busy second."""
+        with self._free:
+            return [{"endpoint": str(e.url), "requests": e.done, "failed": e.failed,
+                     "prompt_tokens": e.prompt_tokens,
+                     "completion_tokens": e.completion_tokens,
+                     "busy_s": round(e.busy_s, 3),
+                     "completion_tokens_per_s": round(e.completion_tokens / e.busy_s, 1)
+                     if e.busy_s else 0.0,
+                     "requests_per_s": round(e.done / e.busy_s, 2) if e.busy_s else 0.0}
+                    for e in self.endpoints]
+
+    def report_throughput(self, since: Sequence[dict[str, Any]] | None = None) -> None:
+        """Log each endpoint's throughput (:meth:`throughput`, less the rows ``since``) and,
+        when ``COGRSI_THROUGHPUT_LOG`` names a file, append it there as JSON lines (the
+        rehearsal's budget reads them)."""
+        rows = self.throughput()
+        if since is not None:
+            rows = [throughput_between(a, b) for a, b in zip(since, rows, strict=True)]
+        rows = [r for r in rows if r["requests"]]
+        for r in rows:
+            phase("%s at %s: %d requests (%d failed), %d completion tokens in %.1f busy s "
+                  "(%.1f tokens/s)", self._model, r["endpoint"], r["requests"], r["failed"],
+                  r["completion_tokens"], r["busy_s"], r["completion_tokens_per_s"])
+        path = os.environ.get(THROUGHPUT_LOG)
+        if path and rows:
+            with open(path, "a", encoding="utf-8") as fh:
+                for r in rows:
+                    fh.write(json.dumps({"model": self._model, **r}) + "\n")
 
     def _fit(self, ep: Endpoint, kw: dict[str, Any]) -> tuple[str, int]:
         """("", 0) when the prompt fits as sent; else a failure reason, or "" and a smaller
@@ -359,10 +414,12 @@ class OpenAIBackend(Backend):
 
     def _one(self, job: Job) -> Completion:
         ep = self._acquire()
+        c = None
         try:
-            return self._on(ep, job)
+            c = self._on(ep, job)
+            return c
         finally:
-            self._release(ep)
+            self._release(ep, c)
 
     def _on(self, ep: Endpoint, job: Job) -> Completion:
         kw = self._request_kwargs(job)
@@ -421,6 +478,37 @@ class OpenAIBackend(Backend):
                 return [one(j) for j in jobs]
             with ThreadPoolExecutor(max_workers=width) as pool:
                 return list(pool.map(one, jobs))
+
+    def _quiet(self, jobs: Sequence[Job]) -> list[Completion]:
+        """:meth:`complete` without its progress bar or pool: a stream's worker's job."""
+        for ep in self.endpoints:
+            ep.check(self._model)
+        return [self._one(j) for j in jobs]
+
+    def stream(self) -> JobStream:
+        """Every ready job sent at once, each endpoint kept at its ``concurrency`` in flight
+        (the stage's own bar counts the items); its endpoints' throughput is reported when
+        it closes (:meth:`report_throughput`)."""
+        backend, start = self, self.throughput()
+
+        class Reported(ThreadStream):
+            def close(self) -> None:
+                super().close()
+                backend.report_throughput(since=start)
+
+        return Reported(self._quiet, max_workers=sum(e.capacity for e in self.endpoints))
+
+
+def throughput_between(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """An endpoint's :meth:`OpenAIBackend.throughput` row for what it did between two rows."""
+    out: dict[str, Any] = {"endpoint": after["endpoint"]}
+    for k in ("requests", "failed", "prompt_tokens", "completion_tokens"):
+        out[k] = after[k] - before[k]
+    busy = round(after["busy_s"] - before["busy_s"], 3)
+    out["busy_s"] = busy
+    out["completion_tokens_per_s"] = round(out["completion_tokens"] / busy, 1) if busy else 0.0
+    out["requests_per_s"] = round(out["requests"] / busy, 2) if busy else 0.0
+    return out
 
 
 @register_backend("openai")

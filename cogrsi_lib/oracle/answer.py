@@ -8,7 +8,7 @@ from cogrsi_lib.oracle.state import INITIAL, MAX_DEPTH, OracleState, replay
 from cogrsi_lib.oracle.world import OracleInputError, Question, Value, World, same_value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Answer:
     """The oracle's answer to one question and why.
 
@@ -38,28 +38,37 @@ class Answer:
 
 def check_question(world: World, question: Question, index: int = 0) -> None:
     """Raise :class:`OracleInputError` if ``question`` cannot be asked of ``world``."""
-    where = f"question {index}"
-    if question.depth > MAX_DEPTH:
-        raise OracleInputError(
-            f"a chain of depth {question.depth} is deeper than the maximum, {MAX_DEPTH}",
-            where=where)
-    for agent in question.chain:
-        if agent not in world.agents:
-            raise OracleInputError(f"unknown agent {agent!r} in chain", where=where)
-    for a, b in zip(question.chain, question.chain[1:], strict=False):
-        if a == b:
-            raise OracleInputError(f"chain repeats {a} twice in a row", where=where)
-    if question.kind == "property" and question.property not in world.initial_properties:
-        raise OracleInputError(f"unknown property {question.property!r}", where=where)
+    chain = question.chain
+    problem = ""
+    if len(chain) > MAX_DEPTH:
+        problem = f"a chain of depth {len(chain)} is deeper than the maximum, {MAX_DEPTH}"
+    elif not world.agents_set.issuperset(chain):
+        agent = next(a for a in chain if a not in world.agents_set)
+        problem = f"unknown agent {agent!r} in chain"
+    elif (twice := _repeated(chain)) is not None:
+        problem = f"chain repeats {twice} twice in a row"
+    elif question.kind == "property" and question.property not in world.initial_properties:
+        problem = f"unknown property {question.property!r}"
+    if problem:
+        raise OracleInputError(problem, where=f"question {index}")
+
+
+def _repeated(chain: tuple[str, ...]) -> str | None:
+    """The first agent a chain names twice in a row (None: none)."""
+    for i in range(1, len(chain)):
+        if chain[i] == chain[i - 1]:
+            return chain[i]
+    return None
 
 
 def answer(state: OracleState, question: Question) -> Answer:
     """Answer ``question`` from an already replayed ``state``."""
-    belief = state.belief(question.chain, question.kind, question.property)
-    reality = state.belief((), question.kind, question.property).value
+    reality = (state.location if question.kind == "location"
+               else state.properties[question.property])  # type: ignore[index]
     if not question.chain:
         last = _last_change(state, question)
         return Answer(reality, reality, last, "reality")
+    belief = state.belief(question.chain, question.kind, question.property)
     return Answer(belief.value, reality, belief.source, belief.via)
 
 
@@ -78,5 +87,5 @@ def answer_all(world: World, questions: tuple[Question, ...] | None = None) -> l
     questions = world.questions if questions is None else questions
     for i, q in enumerate(questions):
         check_question(world, q, i)
-    state = replay(world, only=[q.chain for q in questions if q.chain])
+    state = replay(world, only=[q.chain for q in questions if q.chain], checked=True)
     return [answer(state, q) for q in questions]

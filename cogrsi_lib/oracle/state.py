@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 
 from cogrsi_lib.oracle.world import Event, OracleInputError, Value, World, same_value
@@ -56,7 +57,7 @@ def chains(agents: Iterable[str], max_depth: int) -> list[Chain]:
     return out
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Belief:
     """One belief of one chain: a value (UNKNOWN: none) and the event that set it."""
 
@@ -65,7 +66,11 @@ class Belief:
     via: str = "initial"
 
 
-@dataclass(frozen=True)
+#: the belief of a chain with no access to the opening (``opening: unknown``)
+_NO_BELIEF = Belief(UNKNOWN, INITIAL, "unknown")
+
+
+@dataclass(frozen=True, slots=True)
 class _Tracked:
     """A tracked chain with the agent sets its rules test."""
 
@@ -76,6 +81,12 @@ class _Tracked:
 
 
 Rule = Callable[[_Tracked], bool]
+
+
+@lru_cache(maxsize=65_536)
+def _tracked_for(chain: Chain) -> _Tracked:
+    """A chain with its agent sets (immutable, so shared by every state that tracks it)."""
+    return _Tracked(chain, chain[0], frozenset(chain[1:]), frozenset(chain))
 
 
 def _co_present(actual: frozenset[str], public: frozenset[str]) -> Rule:
@@ -106,12 +117,15 @@ class OracleState:
     taken_whispers: list[int] = field(default_factory=list)
     applied: int = 0
     _tracked: list[_Tracked] = field(default_factory=list, repr=False)
+    #: the properties seeing the object shows (a fact of the world)
+    _visible: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
     def initial(cls, world: World, max_depth: int = 4,
-                only: Iterable[Chain] | None = None) -> OracleState:
+                only: Iterable[Chain] | None = None, *, checked: bool = False) -> OracleState:
         """The opening state, tracking every chain up to ``max_depth``, or only the chains
-        in ``only`` and their prefixes (then ``max_depth`` is ignored)."""
+        in ``only`` and their prefixes (then ``max_depth`` is ignored). ``checked``: the
+        chains of ``only`` were checked already (:func:`~cogrsi_lib.oracle.check_question`)."""
         if only is None:
             if max_depth < 1:
                 raise ValueError("max_depth must be at least 1")
@@ -122,10 +136,12 @@ class OracleState:
                     f"belief chains; at most {MAX_CHAINS} are tracked", where="questions")
             tracked = chains(world.agents, max_depth)
         else:
-            wanted = {c[:j] for c in only for j in range(1, len(c) + 1)}
+            asked = set(only)
+            if not checked:  # a chain's prefixes are legal when it is
+                for c in asked:
+                    _check_chain(world, c)
+            wanted = {c[:j] for c in asked for j in range(1, len(c))} | asked
             tracked = sorted(wanted, key=lambda c: (len(c), c))
-        for c in tracked:
-            _check_chain(world, c)
         props = world.initial_properties
         seen_opening = set(world.agents) if world.opening == "common_ground" else (
             set(world.present) - set(world.asleep))
@@ -140,19 +156,18 @@ class OracleState:
             last_seen={a: (OPENING_SIGHTING if a in seen_opening else None)
                        for a in world.agents},
         )
+        state._visible = tuple(p for p, _ in world.properties
+                               if p not in world.hidden_properties)
+        # beliefs are never changed in place, so chains that start alike share one
+        known = Belief(world.location), {p: Belief(v) for p, v in world.properties}
+        unknown = _NO_BELIEF, dict.fromkeys(props, _NO_BELIEF)
         for c in tracked:
-            state._track(c, frozenset(c) <= seen_opening)
+            tr = _tracked_for(c)
+            state._tracked.append(tr)
+            loc, by_prop = known if tr.members <= seen_opening else unknown
+            state.location_beliefs[c] = loc
+            state.property_beliefs[c] = dict(by_prop)
         return state
-
-    def _track(self, chain: Chain, knows_opening: bool) -> None:
-        self._tracked.append(_Tracked(chain, chain[0], frozenset(chain[1:]), frozenset(chain)))
-        w = self.world
-
-        def opening(value: Value) -> Belief:
-            return Belief(value) if knows_opening else Belief(UNKNOWN, INITIAL, "unknown")
-
-        self.location_beliefs[chain] = opening(w.location)
-        self.property_beliefs[chain] = {p: opening(v) for p, v in w.properties}
 
     # -- who can act and who perceives -------------------------------------------------
     def awake_present(self) -> set[str]:
@@ -243,7 +258,8 @@ class OracleState:
         index = self.applied if index is None else index
         self.check(event, index)
         public = self.public_perceivers(event)
-        who = self.perceivers(event)
+        who = ((public - set(event.missed_by)) | set(event.hidden_observers)
+               if event.missed_by or event.hidden_observers else public)
         for agent in who:
             self.observation_log[agent].append((index, event.type))
         self._refresh_sight((index, AS_IT_BEGINS))  # the object in view is seen up to now
@@ -288,19 +304,19 @@ class OracleState:
     def _sight(self) -> dict[str, Value]:
         """What seeing the object shows: its location and every visible property."""
         out: dict[str, Value] = {"location": self.location}
-        vis = self.world.visibility
-        out.update({p: v for p, v in self.properties.items() if vis[p]})
+        for p in self._visible:
+            out[p] = self.properties[p]
         return out
 
     def _write(self, rule: Rule, values: dict[str, Value], index: int, via: str) -> None:
+        beliefs = {key: Belief(value, index, via) for key, value in values.items()}
+        location = beliefs.pop("location", None)
         for tr in self._tracked:
             if rule(tr):
-                for key, value in values.items():
-                    belief = Belief(value, index, via)
-                    if key == "location":
-                        self.location_beliefs[tr.chain] = belief
-                    else:
-                        self.property_beliefs[tr.chain][key] = belief
+                if location is not None:
+                    self.location_beliefs[tr.chain] = location
+                if beliefs:
+                    self.property_beliefs[tr.chain].update(beliefs)
 
     def _saw(self, agents: Iterable[str], when: Sighting) -> None:
         for a in agents:
@@ -369,9 +385,11 @@ def _check_chain(world: World, chain: Chain) -> None:
             raise OracleInputError(f"chain repeats {a} twice in a row", where="questions")
 
 
-def replay(world: World, max_depth: int = 4, only: Iterable[Chain] | None = None) -> OracleState:
-    """Apply every event of ``world`` in order; raises on the first illegal one."""
-    state = OracleState.initial(world, max_depth, only)
+def replay(world: World, max_depth: int = 4, only: Iterable[Chain] | None = None, *,
+           checked: bool = False) -> OracleState:
+    """Apply every event of ``world`` in order; raises on the first illegal one
+    (``checked``: as :meth:`OracleState.initial`)."""
+    state = OracleState.initial(world, max_depth, only, checked=checked)
     for i, event in enumerate(world.events):
         state.apply(event, i)
     return state

@@ -12,6 +12,7 @@ import builtins
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,15 @@ _EVENT_FIELDS: dict[str, tuple[str, ...]] = {
 }
 # Optional fields: who secretly watched a move or change, and who missed it unnoticed.
 _OPTIONAL_FIELDS = ("hidden_observers", "missed_by")
+# The keys a world's JSON and its "initial" object may have.
+_WORLD_KEYS = frozenset({
+    "agents", "containers", "object", "initial", "events", "questions", "open_containers",
+    "room", "hidden_properties", "known_liars", "reveal_lies", "testimony", "opening"})
+_INITIAL_KEYS = frozenset({"location", "present", "asleep", "properties"})
+# Per event type, the keys its JSON must have and the keys it may have.
+_REQUIRED = {t: frozenset(f) for t, f in _EVENT_FIELDS.items()}
+_ALLOWED = {t: frozenset(f) | {"type"} | frozenset(
+    _OPTIONAL_FIELDS if t in WATCHED_EVENTS else ()) for t, f in _EVENT_FIELDS.items()}
 
 
 class OracleInputError(ValueError):
@@ -55,7 +65,7 @@ class OracleInputError(ValueError):
         super().__init__(prefix + problem)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     """One event.  ``actor`` is the agent who acts (the speaker of a whisper).
 
@@ -89,18 +99,19 @@ class Event:
         if not isinstance(raw, dict):
             raise OracleInputError("an event must be a JSON object", index)
         etype = raw.get("type")
-        if etype not in _EVENT_FIELDS:
+        if not isinstance(etype, str) or etype not in _EVENT_FIELDS:
             raise OracleInputError(
                 f"unknown event type {etype!r}; expected one of {EVENT_TYPES}", index
             )
         wanted = _EVENT_FIELDS[etype]
-        optional = _OPTIONAL_FIELDS if etype in WATCHED_EVENTS else ()
-        missing = [k for k in wanted if k not in raw]
-        extra = sorted(set(raw) - set(wanted) - set(optional) - {"type"})
-        if missing:
+        keys = raw.keys()
+        if not _REQUIRED[etype] <= keys:
+            missing = [k for k in wanted if k not in raw]
             raise OracleInputError(f"{etype} event lacks field(s) {missing}", index)
-        if extra:
+        if not keys <= _ALLOWED[etype]:
+            extra = sorted(set(keys) - _ALLOWED[etype])
             raise OracleInputError(f"{etype} event has unknown field(s) {extra}", index)
+        optional = _OPTIONAL_FIELDS if etype in WATCHED_EVENTS else ()
         kwargs: dict[str, Any] = {k: raw[k] for k in wanted if k not in ("agent", "speaker")}
         for name in optional:
             if name in raw:
@@ -124,7 +135,7 @@ class Event:
         return cls(type=etype, actor=actor, **kwargs)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Question:
     """``chain`` = [X1, ..., Xk]: "X1 thinks X2 thinks ... "; the empty chain asks about reality."""
 
@@ -240,6 +251,11 @@ class World:
             raise OracleInputError(
                 f"opening {self.opening!r}; expected one of {OPENING_POLICIES}", where=where)
 
+    @cached_property
+    def agents_set(self) -> frozenset[str]:
+        """The agents' names, for membership tests."""
+        return frozenset(self.agents)
+
     @property
     def initial_properties(self) -> dict[str, Value]:
         return dict(self.properties)
@@ -283,11 +299,8 @@ class World:
     def from_dict(cls, raw: Any) -> World:
         if not isinstance(raw, dict):
             raise OracleInputError("the top level must be a JSON object", where="world")
-        known = {"agents", "containers", "object", "initial", "events", "questions",
-                 "open_containers", "room", "hidden_properties", "known_liars", "reveal_lies",
-                 "testimony", "opening"}
-        extra = sorted(set(raw) - known)
-        if extra:
+        if not raw.keys() <= _WORLD_KEYS:
+            extra = sorted(set(raw) - _WORLD_KEYS)
             raise OracleInputError(f"unknown field(s) {extra}", where="world")
         for key in ("agents", "containers", "object", "initial"):
             if key not in raw:
@@ -299,8 +312,8 @@ class World:
         init = raw["initial"]
         if not isinstance(init, dict):
             raise OracleInputError("'initial' must be a JSON object", where="initial")
-        extra = sorted(set(init) - {"location", "present", "asleep", "properties"})
-        if extra:
+        if not init.keys() <= _INITIAL_KEYS:
+            extra = sorted(set(init) - _INITIAL_KEYS)
             raise OracleInputError(f"unknown field(s) {extra}", where="initial")
         if not isinstance(init.get("location"), str):
             raise OracleInputError("'location' must be a container name", where="initial")
@@ -391,6 +404,8 @@ def strict_json(text: str | bytes) -> Any:
 
 
 def _names(raw: Any, what: str) -> list[str]:
+    if raw == [] and isinstance(raw, list):
+        return []
     if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
         raise OracleInputError(f"'{what}' must be a list of non-empty strings", where="world")
     if len(set(raw)) != len(raw):

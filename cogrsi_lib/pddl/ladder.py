@@ -35,6 +35,7 @@ from cogrsi_lib import bench
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend, BackendSpec
 from cogrsi_lib.llm.families import family_example
+from cogrsi_lib.llm.flow import Flow, run_flows
 from cogrsi_lib.llm.parsing import normalise_free_text
 from cogrsi_lib.llm.reply_format import (
     ReplyError,
@@ -113,16 +114,16 @@ def answer_format(ex: Example, max_tokens: int) -> ReplyFormat:
     return ReplyFormat.json(P.ANSWER_FAMILY, model)
 
 
-def _call(backend: Backend, runs: list[_Run], role: str, prompts: list[str],
-          formats: list[ReplyFormat], max_tokens: int, cfg: LadderConfig) -> None:
+def _ask(run: _Run, role: str, prompt: str, fmt: ReplyFormat, max_tokens: int,
+         cfg: LadderConfig) -> Flow[None]:
+    """One call of a run (a step of its flow), recorded on the run."""
     params = SamplingParams(max_tokens=max_tokens, temperature=cfg.temperature, seed=cfg.seed)
-    reqs = [Request((Message("system", P.SYSTEM), Message("user", p)), params, f, cfg.structured)
-            for p, f in zip(prompts, formats, strict=True)]
-    outs = backend.generate(reqs)
-    for run, req, completions in zip(runs, reqs, outs, strict=True):
-        run.ledger.add(role, completions)
-        run.prompts[role] = messages_of(req.messages)
-        run.replies[role] = completions[0].text
+    req = Request((Message("system", P.SYSTEM), Message("user", prompt)), params, fmt,
+                  cfg.structured)
+    [completions] = yield [req]
+    run.ledger.add(role, completions)
+    run.prompts[role] = messages_of(req.messages)
+    run.replies[role] = completions[0].text
 
 
 def _shown(reply: str, kind: str) -> str:
@@ -225,38 +226,37 @@ def run_ladder(
     backend: Backend, examples: Sequence[Example], cfg: LadderConfig | None = None
 ) -> pl.DataFrame:
     """Run every variant on every example; one record per (variant, example), in
-    :data:`RECORDS` (``system`` is the variant)."""
+    :data:`RECORDS` (``system`` is the variant). Each is a flow (:mod:`cogrsi_lib.llm.flow`):
+    every example's next call goes out as soon as the one it reads is back."""
     cfg = cfg or LadderConfig()
     domain = predefined_domain()
     gold_traces = _gold_traces(examples, domain)
-    rows: list[dict[str, Any]] = []
+    flows = []
     for variant in cfg.variants:
-        runs = [_Run(ex) for ex in examples]
-        if not runs:
-            continue
         first = cfg.domain_max_tokens if variant == "no_domain" else cfg.parse_max_tokens
         fmt1 = problem_format(variant, domain, first)
-        _call(backend, runs, "problem", [problem_prompt(variant, r.example, fmt1) for r in runs],
-              [fmt1] * len(runs), first, cfg)
-        for r in runs:
-            _parse_calls_1_2(variant, r, domain, fmt1)
-        fmt2 = [actions_format(variant, r, domain, cfg.parse_max_tokens) for r in runs]
-        _call(backend, runs, "actions",
-              [actions_prompt(variant, r, f) for r, f in zip(runs, fmt2, strict=True)], fmt2,
-              cfg.parse_max_tokens, cfg)
-        for r, f in zip(runs, fmt2, strict=True):
-            r.actions = _strict("actions", f, r.replies["actions"],
-                                parse_actions_text(r.replies["actions"]))
-            if isinstance(r.task, Task) and isinstance(r.actions, tuple):
-                r.trace = execute(r.task, r.actions)
-        fmt3 = [answer_format(r.example, cfg.answer_max_tokens) for r in runs]
-        _call(backend, runs, "answer",
-              [answer_prompt(variant, r, f) for r, f in zip(runs, fmt3, strict=True)], fmt3,
-              cfg.answer_max_tokens, cfg)
-        for r, f in zip(runs, fmt3, strict=True):
-            rows.append({"model": backend.model, "structured": cfg.structured,
-                         **_record(variant, r, gold_traces.get(r.example.story_id), f)})
-    return RECORDS.frame(rows)
+        flows += [_ladder(variant, ex, domain, fmt1, first, gold_traces.get(ex.story_id), cfg,
+                          backend.model) for ex in examples]
+    return RECORDS.frame(run_flows(backend, flows))
+
+
+def _ladder(variant: str, ex: Example, domain: CompiledDomain, fmt1: ReplyFormat, first: int,
+            gold: Trace | None, cfg: LadderConfig, model: str) -> Flow[dict[str, Any]]:
+    """One example under one variant: its three calls, each after the one it reads."""
+    r = _Run(ex)
+    yield from _ask(r, "problem", problem_prompt(variant, ex, fmt1), fmt1, first, cfg)
+    _parse_calls_1_2(variant, r, domain, fmt1)
+    fmt2 = actions_format(variant, r, domain, cfg.parse_max_tokens)
+    yield from _ask(r, "actions", actions_prompt(variant, r, fmt2), fmt2, cfg.parse_max_tokens,
+                    cfg)
+    r.actions = _strict("actions", fmt2, r.replies["actions"],
+                        parse_actions_text(r.replies["actions"]))
+    if isinstance(r.task, Task) and isinstance(r.actions, tuple):
+        r.trace = execute(r.task, r.actions)
+    fmt3 = answer_format(ex, cfg.answer_max_tokens)
+    yield from _ask(r, "answer", answer_prompt(variant, r, fmt3), fmt3, cfg.answer_max_tokens,
+                    cfg)
+    return {"model": model, "structured": cfg.structured, **_record(variant, r, gold, fmt3)}
 
 
 def _gold_traces(examples: Sequence[Example], domain: CompiledDomain) -> dict[str, Trace]:

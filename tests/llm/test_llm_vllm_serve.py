@@ -205,6 +205,12 @@ def test_the_gpu_settings_rehearsed_at_the_smallest_scale_through_vllm_serve(sta
     assert (budget["factor"] == round(factor, 1)).all()
     assert budget["est_requests"].to_list() == [round(n * factor) for n in budget["requests"]]
     assert "In all:" in (out / "budget.md").read_text()
+    if stage in ("reader_eval", "scorecard", "loops"):  # their model work streams
+        served = pl.read_csv(out / "throughput.csv").filter(pl.col("stage") == stage)
+        assert served.height and (served["requests"] > 0).all()
+        assert (served["completion_tokens_per_s"] > 0).all()
+        assert set(served["model"]) <= MODELS[stage]
+        assert "## What the rehearsal's server delivered" in (out / "budget.md").read_text()
 
 
 @pytest.mark.slow

@@ -274,3 +274,17 @@ def test_the_all_metric_needs_every_question_of_a_unit() -> None:
                         "score": [1.0, 1.0, 1.0, 0.0, 1.0]})
     row = all_table(rec).row(0, named=True)
     assert row["accuracy"] == 0.8 and row["units"] == 3 and row["all"] == 2 / 3
+
+
+def test_the_variants_run_as_one_stream_with_each_variant_s_own_records(examples) -> None:
+    """Every example's next call goes out as soon as the one it reads is back (one stream
+    for all variants: three batches, not three per variant), and each variant's records
+    are the ones it gives run alone."""
+    backend = make_backend("scripted", examples, script=PERFECT)
+    together = run_ladder(backend, examples)
+    assert backend.batches == [len(examples) * len(VARIANTS)] * 3
+    for variant in VARIANTS:
+        alone = run_ladder(make_backend("scripted", examples, script=PERFECT), examples,
+                           LadderConfig(variants=(variant,)))
+        mine = together.filter(pl.col("system") == variant)
+        assert mine.drop("latency_s").equals(alone.drop("latency_s"))
