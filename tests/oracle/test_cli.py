@@ -108,8 +108,14 @@ def _with_events(events: list[dict]) -> dict:
           {"type": "whisper", "speaker": "Sally", "listener": "Anne", "location": "box"}],
          2, "Sally is absent"),
         ([{"type": "teleport", "agent": "Anne"}], 0, "unknown event type"),
+        ([{"type": ["move"], "agent": "Anne", "to": "box"}], 0, "unknown event type"),
+        ([{"type": "move", "agent": "Anne", "to": "box", "with": "a hat"}], 0,
+         "unknown field(s) ['with']"),
+        ([{"type": "whisper", "speaker": "Anne", "location": "box"}], 0,
+         "lacks field(s) ['listener']"),
     ],
-    ids=["unknown-agent", "absent-mover", "move-to-same-place", "absent-speaker", "bad-type"],
+    ids=["unknown-agent", "absent-mover", "move-to-same-place", "absent-speaker", "bad-type",
+         "unhashable-type", "unknown-field", "missing-field"],
 )
 def test_bad_event_exits_nonzero_naming_index_and_problem(
     tmp_path: Path, events: list[dict], index: int, problem: str
