@@ -6,6 +6,7 @@ social-mental dimensions a question asks about, one strict reply per item (promp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import NamedTuple
 
 from pydantic import Field
@@ -14,6 +15,7 @@ from cogrsi_lib.harness.taxonomy import DIMENSIONS
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
+from cogrsi_lib.llm.flow import Flow, run_flows
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, describe, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem
@@ -34,6 +36,7 @@ DIMENSION_MARKER = "Which social-mental dimension does this question ask about?"
 DIMENSION_FAMILY = prompt_family("harness.dimension", "json")
 
 
+@cache  # one reply model, built once
 def dimension_format() -> ReplyFormat:
     """The dimension reply: one of :data:`DIMENSIONS`, by name."""
     model = reply_model("Dimension", dimension=(enum_of(list(DIMENSIONS)), Field()))
@@ -81,21 +84,27 @@ def predict_dimension(
     ledgers: Sequence[CallLedger] | None = None,
     structured: bool = True,
 ) -> list[DimensionPrediction]:
-    """One greedy call per item, all in one batch; an unparsed reply gives ``None`` with its
-    raw text. Usage is added to ``ledgers[i]`` (role ``dimension``) when given."""
+    """One greedy call per item (:func:`dimension_flow`), all in one stream; an unparsed
+    reply gives ``None`` with its raw text. Usage is added to ``ledgers[i]`` (role
+    ``dimension``) when given."""
     if ledgers is not None and len(ledgers) != len(items):
         raise ValueError("one ledger per item")
+    return run_flows(backend, [
+        dimension_flow(it, max_tokens=max_tokens, seed=seed, structured=structured,
+                       ledger=ledgers[i] if ledgers is not None else None)
+        for i, it in enumerate(items)])
+
+
+def dimension_flow(item: ReaderItem, *, max_tokens: int = 16, seed: int = 0,
+                   ledger: CallLedger | None = None, structured: bool = True
+                   ) -> Flow[DimensionPrediction]:
+    """An item's dimension call (a step of its flow, :mod:`cogrsi_lib.llm.flow`)."""
     params = SamplingParams(n=1, temperature=0.0, max_tokens=max_tokens, seed=seed)
-    fmt = dimension_format()
-    outs = backend.generate([Request(dimension_messages(it), params, fmt, structured)
-                             for it in items])
-    preds = []
-    for i, cs in enumerate(outs):
-        if ledgers is not None:
-            ledgers[i].add("dimension", cs)
-        dim = parse_dimension(cs[0].text)
-        preds.append(DimensionPrediction(dim, "ok" if dim else "unparsed", cs[0].text))
-    return preds
+    [cs] = yield [Request(dimension_messages(item), params, dimension_format(), structured)]
+    if ledger is not None:
+        ledger.add("dimension", cs)
+    dim = parse_dimension(cs[0].text)
+    return DimensionPrediction(dim, "ok" if dim else "unparsed", cs[0].text)
 
 
 def unparsed_count(preds: Sequence[DimensionPrediction]) -> int:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ from cogrsi_lib.harness.taxonomy import FAMILIES
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
+from cogrsi_lib.llm.flow import Flow, run_flows
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, describe, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem
@@ -248,6 +250,7 @@ CATEGORIES_FAMILY = prompt_family("harness.categories", "json")
 MAX_CATEGORIES = 3
 
 
+@cache  # one reply model, built once
 def categories_format() -> ReplyFormat:
     """The category reply: a list of at most three category names of the taxonomy (an
     empty list when the story alone settles the question)."""
@@ -312,27 +315,29 @@ def predict_categories(
     seed: int = 0,
     structured: bool = True,
 ) -> list[CategoryPrediction]:
-    """``L(x)`` by the model: one greedy call per item, all in one batch; each prediction
-    carries its call in ``ledger`` (role ``rag_categories``). See :func:`parse_categories`."""
-    fmt = categories_format()
-    reqs = [
-        Request.of(
-            category_messages(it, include_story=include_story),
-            reply=fmt,
-            structured=structured,
-            n=1,
-            temperature=0.0,
-            max_tokens=max_tokens,
-            seed=seed,
-        )
-        for it in items
-    ]
-    out: list[CategoryPrediction] = []
-    for cs in backend.generate(reqs) if reqs else []:
-        pred = parse_categories(cs[0].text)
-        pred.ledger.add("rag_categories", cs)
-        out.append(pred)
-    return out
+    """``L(x)`` by the model: one greedy call per item (:func:`categories_flow`), all in one
+    stream; each prediction carries its call in ``ledger`` (role ``rag_categories``). See
+    :func:`parse_categories`."""
+    return run_flows(backend, [
+        categories_flow(it, include_story=include_story, max_tokens=max_tokens, seed=seed,
+                        structured=structured) for it in items])
+
+
+def categories_flow(item: ReaderItem, *, include_story: bool = True, max_tokens: int = 48,
+                    seed: int = 0, structured: bool = True) -> Flow[CategoryPrediction]:
+    """An item's category call (a step of its flow, :mod:`cogrsi_lib.llm.flow`)."""
+    [cs] = yield [Request.of(
+        category_messages(item, include_story=include_story),
+        reply=categories_format(),
+        structured=structured,
+        n=1,
+        temperature=0.0,
+        max_tokens=max_tokens,
+        seed=seed,
+    )]
+    pred = parse_categories(cs[0].text)
+    pred.ledger.add("rag_categories", cs)
+    return pred
 
 
 def prediction_counts(predictions: Iterable[CategoryPrediction]) -> dict[str, int]:

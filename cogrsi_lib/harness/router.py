@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import Field
@@ -26,6 +27,7 @@ from cogrsi_lib.harness.taxonomy import Annotation
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
+from cogrsi_lib.llm.flow import Flow, run_flows
 from cogrsi_lib.llm.reply_format import ReplyError, ReplyFormat, describe, enum_of, reply_model
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader.items import ReaderItem
@@ -88,6 +90,7 @@ class Route:
         }
 
 
+@cache  # one reply model, built once
 def variable_format() -> ReplyFormat:
     """Step 1's reply: one of the asked variables, by name."""
     model = reply_model("RouteVariable",
@@ -199,73 +202,68 @@ class Router:
         )
 
     def route(self, items: Sequence[ReaderItem]) -> list[Route]:
-        """One route per item: the variable call for all items, then the skill call for
-        those whose variable parsed and has candidates."""
-        fmt = variable_format()
-        outs = self.backend.generate([self._request(variable_messages(it), fmt) for it in items])
-        routes: list[Route] = []
-        for it, cs in zip(items, outs, strict=True):
-            text = cs[0].text
-            var = parse_variable(text)
-            r = Route(it.item_id, var, "ok" if var else "unparsed", None, "unparsed")
-            r.raw.append(("variable", text))
-            r.ledger.add("route_variable", cs)
-            if var is None:
-                r.reason = "variable reply did not parse"
-            routes.append(r)
-        pending = [(it, r) for it, r in zip(items, routes, strict=True) if r.variable]
-        self._pick(pending, final_status="no_candidate")
-        return routes
+        """One route per item (:meth:`route_flow`), every item's calls in one stream."""
+        return run_flows(self.backend, [self.route_flow(it) for it in items])
+
+    def route_flow(self, item: ReaderItem) -> Flow[Route]:
+        """An item's route: the variable call, then the skill call when the variable parsed
+        and has candidates."""
+        [cs] = yield [self._request(variable_messages(item), variable_format())]
+        text = cs[0].text
+        var = parse_variable(text)
+        r = Route(item.item_id, var, "ok" if var else "unparsed", None, "unparsed")
+        r.raw.append(("variable", text))
+        r.ledger.add("route_variable", cs)
+        if var is None:
+            r.reason = "variable reply did not parse"
+        else:
+            yield from self._pick(item, r, final_status="no_candidate")
+        return r
 
     def reroute(self, routes_and_exited: Sequence[tuple[ReaderItem, Route]]) -> list[Route]:
-        """New routes for items whose chosen skill self-exited: that skill joins ``exits``
-        and the router picks again among the candidates never tried (eq. 5). After
-        ``max_reroutes`` reroutes, or with no candidate left, the status is ``exhausted``.
-        The given routes are left unchanged."""
-        pending: list[tuple[ReaderItem, Route]] = []
-        out: list[Route] = []
-        for it, old in routes_and_exited:
-            if old.item_id != it.item_id:
-                raise ValueError(f"route for {old.item_id!r} given with item {it.item_id!r}")
-            if old.skill_id is None or old.variable is None:
-                raise ValueError(f"route {old.item_id!r} has no chosen skill to exit from")
-            r = copy.deepcopy(old)
-            r.exits.append(old.skill_id)
-            r.skill_id = None
-            if len(r.exits) > self.max_reroutes:
-                r.status, r.reason = "exhausted", f"{len(r.exits)} self-exits"
-            else:
-                pending.append((it, r))
-            out.append(r)
-        self._pick(pending, final_status="exhausted")
-        return out
+        """New routes for items whose chosen skill self-exited (:meth:`reroute_flow`), in
+        one stream. The given routes are left unchanged."""
+        return run_flows(self.backend, [self.reroute_flow(it, old)
+                                        for it, old in routes_and_exited])
 
-    def _pick(self, pending: Sequence[tuple[ReaderItem, Route]], final_status: RouteStatus) -> None:
-        """The skill call for each pending route, in one batch; sets status and skill."""
-        asks: list[tuple[ReaderItem, Route, list[Skill]]] = []
-        for it, r in pending:
-            assert r.variable is not None
-            cands = self.library.candidates(r.variable, exclude=set(r.attempts) | set(r.exits))
-            if not cands:
-                r.status, r.skill_id = final_status, None
-                r.reason = f"no candidate skill left for {r.variable}"
-                continue
-            asks.append((it, r, cands))
-        if not asks:
+    def reroute_flow(self, item: ReaderItem, old: Route) -> Flow[Route]:
+        """A new route for an item whose chosen skill self-exited: that skill joins
+        ``exits`` and the router picks again among the candidates never tried (eq. 5).
+        After ``max_reroutes`` reroutes, or with no candidate left, the status is
+        ``exhausted``. ``old`` is left unchanged."""
+        if old.item_id != item.item_id:
+            raise ValueError(f"route for {old.item_id!r} given with item {item.item_id!r}")
+        if old.skill_id is None or old.variable is None:
+            raise ValueError(f"route {old.item_id!r} has no chosen skill to exit from")
+        r = copy.deepcopy(old)
+        r.exits.append(old.skill_id)
+        r.skill_id = None
+        if len(r.exits) > self.max_reroutes:
+            r.status, r.reason = "exhausted", f"{len(r.exits)} self-exits"
+        else:
+            yield from self._pick(item, r, final_status="exhausted")
+        return r
+
+    def _pick(self, item: ReaderItem, r: Route, final_status: RouteStatus) -> Flow[None]:
+        """The skill call of a route with a variable (none when no candidate is left); sets
+        its status and skill."""
+        assert r.variable is not None
+        cands = self.library.candidates(r.variable, exclude=set(r.attempts) | set(r.exits))
+        if not cands:
+            r.status, r.skill_id = final_status, None
+            r.reason = f"no candidate skill left for {r.variable}"
             return
-        reqs = [self._request(skill_messages(it, r.variable or "", c),
-                              skill_format([s.id for s in c])) for it, r, c in asks]
-        outs = self.backend.generate(reqs)
-        for (_, r, cands), cs in zip(asks, outs, strict=True):
-            text = cs[0].text
-            r.raw.append(("skill", text))
-            r.ledger.add("route_skill", cs)
-            sid = parse_skill_choice(text, [s.id for s in cands])
-            if sid is None:
-                r.status, r.skill_id, r.reason = "unparsed", None, "skill reply did not parse"
-            else:
-                r.status, r.skill_id, r.reason = "ok", sid, ""
-                r.attempts.append(sid)
+        [cs] = yield [self._request(skill_messages(item, r.variable, cands),
+                                    skill_format([s.id for s in cands]))]
+        text = cs[0].text
+        r.raw.append(("skill", text))
+        r.ledger.add("route_skill", cs)
+        sid = parse_skill_choice(text, [s.id for s in cands])
+        if sid is None:
+            r.status, r.skill_id, r.reason = "unparsed", None, "skill reply did not parse"
+        else:
+            r.status, r.skill_id, r.reason = "ok", sid, ""
+            r.attempts.append(sid)
 
 
 def support_block(skill: Skill) -> str:

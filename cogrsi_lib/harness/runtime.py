@@ -40,23 +40,24 @@ from cogrsi_lib.harness.control import (
     repair_block,
     validate,
 )
-from cogrsi_lib.harness.dimension import predict_dimension
+from cogrsi_lib.harness.dimension import dimension_flow
 from cogrsi_lib.harness.experience_store import ExperienceStore
 from cogrsi_lib.harness.extract import parse_question
 from cogrsi_lib.harness.retrieval import (
     Retriever,
+    categories_flow,
     categories_for_variable,
     load_notes,
-    predict_categories,
 )
 from cogrsi_lib.harness.router import EXIT, Route, Router, is_self_exit, support_block
 from cogrsi_lib.harness.selector import Selector
-from cogrsi_lib.harness.skills import ASKED_VARIABLES, SkillLibrary, load_library
+from cogrsi_lib.harness.skills import ASKED_VARIABLES, Skill, SkillLibrary, load_library
 from cogrsi_lib.harness.state_memory import StateMemory
 from cogrsi_lib.harness.taxonomy import DIMENSION_FAMILY
 from cogrsi_lib.llm.accounting import CallLedger
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
+from cogrsi_lib.llm.flow import Flow, run_flows
 from cogrsi_lib.llm.types import Request, SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem
@@ -240,143 +241,119 @@ class HarnessSystem:
         self.retriever = retriever if "retrieval" in mods else None
 
     # ------------------------------------------------------------------ gates
-    def _dimensions(self, items, routes, ledgers) -> list[str | None]:
-        """SAGE's predicted dimension: from the routed variable when PRISM ran, else one
-        strict call per item."""
-        if self.router is not None:
-            out = []
-            for r in routes:
-                fam = ASKED_VARIABLES[r.variable][0] if r.variable in ASKED_VARIABLES else None
-                out.append(_FAMILY_DIMENSION.get(fam) if fam else None)
-            return out
-        preds = predict_dimension(items, self.backend, seed=self.config.seed, ledgers=ledgers,
-                                  structured=self.config.structured)
-        return [p.dimension for p in preds]
-
-    def _categories(self, items, routes, ledgers) -> list[tuple[str, ...]]:
-        """Retrieval's categories: from the routed variable; for an item without one (no
-        router, or a route that failed) the model's prediction, so that a failed route does
-        not switch retrieval off."""
-        out: list[tuple[str, ...]] = [()] * len(items)
-        ask: list[int] = []
-        for i, r in enumerate(routes):
-            if r is not None and r.variable in ASKED_VARIABLES:
-                out[i] = categories_for_variable(r.variable)
+    def _gates(self, item: ReaderItem, ledger: CallLedger
+               ) -> Flow[tuple[Route | None, str | None, tuple[str, ...]]]:
+        """The model's calls that decide an item's support, in order: its route (PRISM),
+        SAGE's dimension (from the routed variable when PRISM ran, else one strict call)
+        and retrieval's categories (from the routed variable, else the model's prediction,
+        so that a failed route does not switch retrieval off)."""
+        route = (yield from self.router.route_flow(item)) if self.router is not None else None
+        dim = None
+        if self.selector is not None:
+            if route is not None:
+                v = route.variable
+                fam = ASKED_VARIABLES[v][0] if v in ASKED_VARIABLES else None
+                dim = _FAMILY_DIMENSION.get(fam) if fam else None
             else:
-                ask.append(i)
-        if ask:
-            preds = predict_categories([items[i] for i in ask], self.backend,
-                                       seed=self.config.seed, structured=self.config.structured)
-            for i, p in zip(ask, preds, strict=True):
-                merge_ledger(ledgers[i], p.ledger)
-                out[i] = tuple(p.categories)
-        return out
+                pred = yield from dimension_flow(item, seed=self.config.seed, ledger=ledger,
+                                                 structured=self.config.structured)
+                dim = pred.dimension
+        cats: tuple[str, ...] = ()
+        if self.retriever is not None:
+            if route is not None and route.variable in ASKED_VARIABLES:
+                cats = categories_for_variable(route.variable)
+            else:
+                cp = yield from categories_flow(item, seed=self.config.seed,
+                                                structured=self.config.structured)
+                merge_ledger(ledger, cp.ledger)
+                cats = tuple(cp.categories)
+        return route, dim, cats
 
     # ----------------------------------------------------------------- drafts
-    def _draft(self, items, supports, skills) -> tuple[list[Request], list]:
-        """One direct answer per item; with a skill, :data:`EXIT` is also an answer."""
+    def _draft_request(self, item: ReaderItem, support: Sequence[str],
+                       skill: Skill | None) -> Request:
+        """A direct answer; with a skill, :data:`EXIT` is also an answer."""
         params = SamplingParams(
             n=1, temperature=0.0, max_tokens=self.config.answer_max_tokens, seed=self.config.seed
         )
-        reqs = []
-        for it, sup, sk in zip(items, supports, skills, strict=True):
-            blocks = ([support_block(sk)] if sk is not None else []) + [b for b in sup if b]
-            view = plain_view(it)
-            if blocks:
-                view += "\n\nSupport (never overrides the story):\n\n" + "\n\n".join(blocks)
-            fmt = None
-            if sk is not None:
-                fmt = prompts.answer_format(it, prompts.THINK_NONE, params.max_tokens,
-                                            also=(EXIT,), family=DRAFT_FAMILY)
-            reqs.append(prompts.answer_request(
-                it, view, params, think=prompts.THINK_NONE, structured=self.config.structured,
-                fmt=fmt,
-            ))
-        return reqs, self.backend.generate(reqs)
+        blocks = ([support_block(skill)] if skill is not None else []) + [b for b in support if b]
+        view = plain_view(item)
+        if blocks:
+            view += "\n\nSupport (never overrides the story):\n\n" + "\n\n".join(blocks)
+        fmt = None
+        if skill is not None:
+            fmt = prompts.answer_format(item, prompts.THINK_NONE, params.max_tokens,
+                                        also=(EXIT,), family=DRAFT_FAMILY)
+        return prompts.answer_request(
+            item, view, params, think=prompts.THINK_NONE, structured=self.config.structured,
+            fmt=fmt,
+        )
 
     def answer_batch(self, items: Sequence[ReaderItem]) -> list[ItemRecord]:
+        """Every item's records: its gates' calls (one stream over the items), the support
+        modules (state memory, experience, retrieval: batched), then its drafts (a second
+        stream): each item's next call goes out as soon as the one it reads is back."""
         items = list(items)
         recs = [new_record(self.name, it) for it in items]
-        ledgers = [r.ledger for r in recs]
         traces: list[dict[str, Any]] = [{"modules": list(self.config.modules)} for _ in items]
         blocks: list[dict[str, str]] = [{} for _ in items]
-
-        routes: list[Route | None] = [None] * len(items)
-        if self.router is not None:
-            routes = list(self.router.route(items))
+        gates = run_flows(self.backend, [self._gates(it, rec.ledger)
+                                         for it, rec in zip(items, recs, strict=True)])
+        routes = [g[0] for g in gates]
         if "state" in self.config.modules:
             for i, it in enumerate(items):
                 blocks[i]["state"], traces[i]["state"] = state_block(
                     it, self.config.state_witnesses)
         if self.selector is not None:
-            dims = self._dimensions(items, routes, ledgers)
-            for i, act in enumerate(self.selector.select_batch(items, dims)):
+            for i, act in enumerate(self.selector.select_batch(items, [g[1] for g in gates])):
                 blocks[i]["experience"] = act.text
                 traces[i]["experience"] = act.to_dict()
         if self.retriever is not None:
-            cats = self._categories(items, routes, ledgers)
-            for i, ret in enumerate(self.retriever.retrieve_batch(items, cats)):
+            for i, ret in enumerate(self.retriever.retrieve_batch(items, [g[2] for g in gates])):
                 blocks[i]["retrieval"] = ret.block
                 traces[i]["retrieval"] = ret.to_dict()
-
         if self.config.control:
-            self._controlled(items, recs, blocks, routes, traces)
+            flows = [self._controlled(it, rec, b, r, t)
+                     for it, rec, b, r, t in zip(items, recs, blocks, routes, traces, strict=True)]
         else:
-            supports = [[b[m] for m in MODULES if m in b] for b in blocks]
-            self._finalise(items, recs, supports, routes, traces)
+            flows = [self._final(it, rec, [b[m] for m in MODULES if m in b], r, t)
+                     for it, rec, b, r, t in zip(items, recs, blocks, routes, traces, strict=True)]
+        run_flows(self.backend, flows)
         return recs
 
     # ---------------------------------------------------------------- control
-    def _controlled(self, items, recs, blocks, routes, traces) -> None:
-        """Gate each item onto a path, draft, validate, and redraft a flagged draft once:
-        a staged item with the evidence it held back, any other under a repair block."""
-        known = [tracked_state(it, self.config.state_witnesses) for it in items]
-        decisions = []
-        for i, tr in enumerate(known):
-            evidence = {m: bool(blocks[i].get(m)) for m in self.config.modules if m != "skills"}
-            if self.router is not None:
-                evidence["skills"] = bool(routes[i] is not None and routes[i].routed)
-            decisions.append(gate(None if tr is None else tr.chain, evidence, self.policy))
-
-        def supports_of(i: int) -> list[str]:
-            return [blocks[i][m] for m in MODULES if m in decisions[i].opened and blocks[i].get(m)]
-
-        first = [supports_of(i) if d.path == "augment" else [] for i, d in enumerate(decisions)]
-        first_routes = [r if d.path == "augment" and "skills" in d.opened else None
-                        for r, d in zip(routes, decisions, strict=True)]
-        self._finalise(items, recs, first, first_routes, traces)
-        for i, (r, used) in enumerate(zip(routes, first_routes, strict=True)):
-            if r is not None and used is None:  # routed, but the gate kept the skill out
-                merge_ledger(recs[i].ledger, r.ledger)
-                traces[i]["route"] = {**r.to_dict(), "used": False}
-        checks = [self._check(recs[i], known[i], decisions[i]) for i in range(len(items))]
-        redo = [i for i, c in enumerate(checks) if c.flags]
-        extra: list[list[str]] = []
-        for i in redo:
-            k = known[i]
-            assert k is not None  # only a tracked question is flagged
-            value = k.view if k.chain else k.reality
-            label = option_for(value, list(zip(items[i].labels, items[i].options, strict=True)))
-            repair = [] if decisions[i].path == "staged" else [
-                repair_block(k.chain, k.obj, k.attribute, checks[i], label)]
-            extra.append(supports_of(i) + repair)
-        again = [new_record(self.name, items[i]) for i in redo]
-        again_traces: list[dict[str, Any]] = [{} for _ in redo]
-        if redo:
-            self._finalise([items[i] for i in redo], again, extra, [None] * len(redo),
-                           again_traces)
-        final = {i: rec for i, rec in zip(redo, again, strict=True)}
-        for i, d in enumerate(decisions):
-            ctl: dict[str, Any] = {**d.to_dict(), "first": checks[i].to_dict(),
-                                   "redrafted": i in final}
-            if i in final:
-                rec = final[i]
-                recs[i].samples, recs[i].answer = rec.samples, rec.answer
-                recs[i].answer_text, recs[i].status = rec.answer_text, rec.status
-                merge_ledger(recs[i].ledger, rec.ledger)
-                ctl["final"] = self._check(recs[i], known[i], d).to_dict()
-                ctl["redraft"] = "evidence" if d.path == "staged" else "repair"
-            recs[i].extra = {**traces[i], "control": ctl}
+    def _controlled(self, item: ReaderItem, rec: ItemRecord, block: dict[str, str],
+                    route: Route | None, trace: dict[str, Any]) -> Flow[None]:
+        """Gate the item onto a path, draft, validate, and redraft a flagged draft once: a
+        staged item with the evidence it held back, any other under a repair block."""
+        known = tracked_state(item, self.config.state_witnesses)
+        evidence = {m: bool(block.get(m)) for m in self.config.modules if m != "skills"}
+        if self.router is not None:
+            evidence["skills"] = bool(route is not None and route.routed)
+        d = gate(None if known is None else known.chain, evidence, self.policy)
+        opened = [block[m] for m in MODULES if m in d.opened and block.get(m)]
+        used = route if d.path == "augment" and "skills" in d.opened else None
+        yield from self._final(item, rec, opened if d.path == "augment" else [], used, trace)
+        if route is not None and used is None:  # routed, but the gate kept the skill out
+            merge_ledger(rec.ledger, route.ledger)
+            trace["route"] = {**route.to_dict(), "used": False}
+        check = self._check(rec, known, d)
+        ctl: dict[str, Any] = {**d.to_dict(), "first": check.to_dict(),
+                               "redrafted": bool(check.flags)}
+        if check.flags:
+            assert known is not None  # only a tracked question is flagged
+            value = known.view if known.chain else known.reality
+            label = option_for(value, list(zip(item.labels, item.options, strict=True)))
+            repair = [] if d.path == "staged" else [
+                repair_block(known.chain, known.obj, known.attribute, check, label)]
+            again = new_record(self.name, item)
+            yield from self._final(item, again, opened + repair, None, {})
+            rec.samples, rec.answer = again.samples, again.answer
+            rec.answer_text, rec.status = again.answer_text, again.status
+            merge_ledger(rec.ledger, again.ledger)
+            ctl["final"] = self._check(rec, known, d).to_dict()
+            ctl["redraft"] = "evidence" if d.path == "staged" else "repair"
+        rec.extra = {**trace, "control": ctl}
 
     @staticmethod
     def _check(rec: ItemRecord, known: Tracked | None, d: Decision) -> Check:
@@ -393,53 +370,46 @@ class HarnessSystem:
         if len(blocks) != len(items):
             raise ValueError("one list of support blocks per item")
         recs = [new_record(self.name, it) for it in items]
-        traces: list[dict[str, Any]] = [{"modules": [], "support_blocks": len(b)} for b in blocks]
-        self._finalise(items, recs, [list(b) for b in blocks], [None] * len(items), traces)
+        run_flows(self.backend, [
+            self._final(it, rec, list(b), None, {"modules": [], "support_blocks": len(b)})
+            for it, rec, b in zip(items, recs, blocks, strict=True)])
         return recs
 
-    def _finalise(self, items, recs, supports, routes, traces) -> None:
-        """Draft, validate and reroute on self-exit; write answers and traces into ``recs``."""
-        ledgers = [r.ledger for r in recs]
+    def _final(self, item: ReaderItem, rec: ItemRecord, support: Sequence[str],
+               route: Route | None, trace: dict[str, Any]) -> Flow[Route | None]:
+        """Draft, validate and reroute on self-exit; write the answer and the trace into
+        ``rec``. Returns the item's last route."""
         lib = self.router.library if self.router is not None else None
-        pending = list(range(len(items)))
         for attempt in range(self.config.max_reroutes + 2):
-            skills = [lib[routes[i].skill_id] if lib is not None and routes[i] is not None
-                      and routes[i].routed else None for i in pending]  # fmt: skip
-            reqs, outs = self._draft([items[i] for i in pending], [supports[i] for i in pending],
-                                     skills)
-            exited: list[int] = []
-            for i, sk, req, cs in zip(pending, skills, reqs, outs, strict=True):
-                if sk is not None and is_self_exit(read_answer(items[i], req.reply,
-                                                               cs[0].text).value):
-                    ledgers[i].add("draft_exit", cs)
-                    exited.append(i)
-                    continue
-                s, a = parse_samples(items[i], "harness", req, cs, ledgers[i], "draft")
-                rec = recs[i]
-                rec.samples = s
-                rec.answer, rec.status = a[0], "ok" if a[0] is not None else "unparsed"
-                rec.answer_text = items[i].option_text(a[0])
-                traces[i]["draft_attempts"] = attempt + 1
-            if not exited:
-                break
-            if attempt >= self.config.max_reroutes:  # exits left: answer without a skill
-                for i in exited:
-                    r = routes[i]
-                    if r.skill_id is not None:  # the last skill exited too: keep it in the trace
-                        r.exits.append(r.skill_id)
-                    r.status, r.skill_id = "exhausted", None
-                    r.reason = f"{len(r.exits)} self-exits"
-            else:
-                new = self.router.reroute([(items[i], routes[i]) for i in exited])
-                for i, r in zip(exited, new, strict=True):
-                    routes[i] = r
-            pending = exited
-        for i, r in enumerate(routes):
-            if r is not None:
-                merge_ledger(ledgers[i], r.ledger)
-                traces[i]["route"] = r.to_dict()
-            recs[i].perception = PerceptionRecord("none")
-            recs[i].extra = traces[i]
+            skill = (lib[route.skill_id] if lib is not None and route is not None
+                     and route.routed else None)  # fmt: skip
+            req = self._draft_request(item, support, skill)
+            [cs] = yield [req]
+            if skill is not None and is_self_exit(read_answer(item, req.reply,
+                                                              cs[0].text).value):
+                rec.ledger.add("draft_exit", cs)
+                assert route is not None
+                if attempt >= self.config.max_reroutes:  # exits left: answer without a skill
+                    if route.skill_id is not None:  # the last skill exited too: keep it
+                        route.exits.append(route.skill_id)
+                    route.status, route.skill_id = "exhausted", None
+                    route.reason = f"{len(route.exits)} self-exits"
+                else:
+                    assert self.router is not None
+                    route = yield from self.router.reroute_flow(item, route)
+                continue
+            s, a = parse_samples(item, "harness", req, cs, rec.ledger, "draft")
+            rec.samples = s
+            rec.answer, rec.status = a[0], "ok" if a[0] is not None else "unparsed"
+            rec.answer_text = item.option_text(a[0])
+            trace["draft_attempts"] = attempt + 1
+            break
+        if route is not None:
+            merge_ledger(rec.ledger, route.ledger)
+            trace["route"] = route.to_dict()
+        rec.perception = PerceptionRecord("none")
+        rec.extra = trace
+        return route
 
 
 def build_ablations(

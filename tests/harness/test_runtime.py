@@ -264,3 +264,26 @@ def test_figure_26_is_drawn_in_the_report_s_order_with_its_values_beside_ours():
         hs.sage_chart(chance.with_columns(system=pl.lit("harness:base")), "m")
     empty = hs.sage_chart(chance.clear(), "m").to_dict()
     assert "no multiple-choice item" in json.dumps(empty)
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_every_item_s_calls_are_a_flow_with_the_records_of_the_item_alone(control):
+    """The harness's calls as flows (cogrsi_lib/llm/flow.py): the gates' calls of all items
+    in one stream, the drafts (self-exits and reroutes included) in a second; each item's
+    record is the one it gets answered on its own."""
+    modules = ("skills", "state", "experience", "retrieval")
+    items = _items(4)
+
+    def system():  # every draft with a skill exits: draft, reroute, draft, no skill, draft
+        return HarnessSystem(ScriptedBackend(Model(exit_first=10**6)), HarnessConfig(
+            modules=modules, max_reroutes=1, control=control), embedder=EMB)
+
+    together = system()
+    recs = together.answer_batch(items)
+    exits = [r.ledger.to_dict()["by_role"].get("draft_exit", {}).get("calls", 0) for r in recs]
+    assert sum(exits) >= 2
+    # one wave per step of the deepest item's chain of calls, whatever the items
+    longest = 2 + max(2 * e + 1 for e in exits) + (1 if control else 0)
+    assert len(together.backend.batches) <= longest
+    for it, rec in zip(items, recs, strict=True):
+        assert rec.to_row() == system().answer_batch([it])[0].to_row()
