@@ -120,9 +120,9 @@ def served(items: Sequence, cfg: ReaderConfig, model: str | None) -> dict:
             super().__init__(*a, **kw)
             self.batches: list[list[Job]] = []
 
-        def complete(self, jobs: Sequence[Job]) -> list[Completion]:
+        def _quiet(self, jobs: Sequence[Job]) -> list[Completion]:  # a stream's sends
             self.batches.append(list(jobs))
-            return super().complete(jobs)
+            return super()._quiet(jobs)
 
     server = Server(EMBEDDED_NAME, VLLMSpec(model=model, engine=CPU_ENGINE), (), free_port(),
                     ())
@@ -145,6 +145,7 @@ def served(items: Sequence, cfg: ReaderConfig, model: str | None) -> dict:
     return {"mode": "server", "model": name, "items": len(items), "requests": len(bodies),
             "backend_submissions": len(backend.batches),
             "backend_wall_s": round(through, 2),
+            "endpoints": backend.throughput(),
             "async_client_wall_s": round(raw_s, 2),
             "ratio_backend_to_async_client": round(through / raw_s, 3),
             "per_question": {k: {kk: round(vv, 2) for kk, vv in v.items()}
