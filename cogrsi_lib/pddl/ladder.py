@@ -47,6 +47,7 @@ from cogrsi_lib.llm.reply_format import (
 )
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.pddl import prompts as P
+from cogrsi_lib.pddl.baselines import BASELINES, parts, state_prompt, states_evidence
 from cogrsi_lib.pddl.diagnosis import Focus, classify, compare_traces, relevant_rejections
 from cogrsi_lib.pddl.domain import CompiledDomain, domain_text, predefined_domain
 from cogrsi_lib.pddl.examples import Example
@@ -67,6 +68,8 @@ from cogrsi_lib.records_schema import RecordSchema, calls_json, messages_of
 T = TypeVar("T")
 VARIANTS = ("no_verification", "no_domain", "full")
 ROLES = ("problem", "actions", "answer")
+#: every system the stage can run: Table 2's baselines, then the ladder's variants
+SYSTEMS = (*BASELINES, *VARIANTS)
 
 
 @dataclass(frozen=True)
@@ -74,18 +77,19 @@ class LadderConfig:
     """Sampling settings of the three calls and which variants to run; ``structured``: each
     call's declared reply format is enforced while decoding (:mod:`cogrsi_lib.pddl.prompts`)."""
 
-    variants: tuple[str, ...] = VARIANTS
+    variants: tuple[str, ...] = VARIANTS  # and Table 2's baselines (:data:`SYSTEMS`)
     parse_max_tokens: int = 4096   # paper B.1: 4,096 for every call
     domain_max_tokens: int = 4096  # call 1 of no_domain writes a domain and a problem
     answer_max_tokens: int = 4096
+    state_max_tokens: int = 512    # DWM's state descriptions (cogrsi_lib/pddl/baselines.py)
     temperature: float = 0.0
     seed: int = 0
     structured: bool = True
 
     def __post_init__(self) -> None:
-        unknown = [v for v in self.variants if v not in VARIANTS]
+        unknown = [v for v in self.variants if v not in SYSTEMS]
         if unknown:
-            raise ValueError(f"unknown variant(s) {unknown}; expected some of {VARIANTS}")
+            raise ValueError(f"unknown variant(s) {unknown}; expected some of {SYSTEMS}")
 
 
 @dataclass
@@ -114,7 +118,7 @@ def answer_format(ex: Example, max_tokens: int) -> ReplyFormat:
     return ReplyFormat.json(P.ANSWER_FAMILY, model)
 
 
-def _ask(run: _Run, role: str, prompt: str, fmt: ReplyFormat, max_tokens: int,
+def _ask(run: _Run, role: str, prompt: str, fmt: ReplyFormat | None, max_tokens: int,
          cfg: LadderConfig) -> Flow[None]:
     """One call of a run (a step of its flow), recorded on the run."""
     params = SamplingParams(max_tokens=max_tokens, temperature=cfg.temperature, seed=cfg.seed)
@@ -233,6 +237,9 @@ def run_ladder(
     gold_traces = _gold_traces(examples, domain)
     flows = []
     for variant in cfg.variants:
+        if variant in BASELINES:
+            flows += [_baseline(variant, ex, cfg, backend.model) for ex in examples]
+            continue
         first = cfg.domain_max_tokens if variant == "no_domain" else cfg.parse_max_tokens
         fmt1 = problem_format(variant, domain, first)
         flows += [_ladder(variant, ex, domain, fmt1, first, gold_traces.get(ex.story_id), cfg,
@@ -257,6 +264,30 @@ def _ladder(variant: str, ex: Example, domain: CompiledDomain, fmt1: ReplyFormat
     yield from _ask(r, "answer", answer_prompt(variant, r, fmt3), fmt3, cfg.answer_max_tokens,
                     cfg)
     return {"model": model, "structured": cfg.structured, **_record(variant, r, gold, fmt3)}
+
+
+def _baseline(variant: str, ex: Example, cfg: LadderConfig, model: str
+              ) -> Flow[dict[str, Any]]:
+    """One example under a Table 2 baseline (:mod:`cogrsi_lib.pddl.baselines`): DWM's
+    state calls, each after the one before, then the answering call."""
+    r = _Run(ex)
+    evidence = P.EVIDENCE_NONE
+    if variant == "dwm":
+        pieces, states = parts(ex.story), []
+        words = max(20, cfg.state_max_tokens * 2 // 3)
+        for k in range(len(pieces)):
+            role = f"state_{k + 1}"
+            yield from _ask(r, role, state_prompt("\n".join(pieces[: k + 1]), states, words),
+                            None, cfg.state_max_tokens, cfg)
+            states.append(r.replies[role])
+        evidence = states_evidence(states)
+    fmt = answer_format(ex, cfg.answer_max_tokens)
+    prompt = P.ANSWER.format(task=P.TASK_ANSWER, story=ex.story, evidence=evidence,
+                             question=ex.question, options=options_text(ex.options),
+                             reply=describe(fmt))
+    yield from _ask(r, "answer", prompt, fmt, cfg.answer_max_tokens, cfg)
+    return {"model": model, "structured": cfg.structured,
+            **_record(variant, r, None, fmt, baseline=True)}
 
 
 def _gold_traces(examples: Sequence[Example], domain: CompiledDomain) -> dict[str, Trace]:
@@ -301,7 +332,10 @@ def focus_of(ex: Example) -> Focus | None:
     return Focus(g.obj, frozenset(g.agent[a] for a in q.chain))
 
 
-def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> dict[str, Any]:
+def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat,
+            baseline: bool = False) -> dict[str, Any]:
+    """A run's row of :data:`RECORDS`; a ``baseline``'s has no PDDL parts (``n/a``) and no
+    trace."""
     ex = run.example
     status, answer, value = score(ex, run.replies["answer"], fmt)
     answer_ok = status == "ok"
@@ -310,6 +344,9 @@ def _record(variant: str, run: _Run, gold: Trace | None, fmt: ReplyFormat) -> di
     p_status, p_msg = _status(run.task)
     a_status, a_msg = _status(run.actions)
     parse_failed = "failed" in (d_status, p_status, a_status) or run.trace is None
+    if baseline:
+        (d_status, d_msg), (p_status, p_msg), (a_status, a_msg) = [("n/a", "")] * 3
+        parse_failed = False
     trace_correct: bool | None = None
     trace_diff = ""
     if gold is not None:

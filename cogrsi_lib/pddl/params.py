@@ -9,7 +9,7 @@ from pydantic import field_validator
 
 from cogrsi_lib.llm.spec import StageModel
 from cogrsi_lib.matrix import MatrixParams
-from cogrsi_lib.pddl.ladder import VARIANTS
+from cogrsi_lib.pddl.ladder import SYSTEMS
 from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
 from cogrsi_lib.settings import NonEmptyList, Settings
 
@@ -47,10 +47,12 @@ class PddlMindParams(MatrixParams):
     benchmarks: list[str] = ["fantom", "mmtom-qa", "muma-tom"]
     n_per_category: int = 2  # items (FANToM: question sets) per question type, drawn at random
     sample_seed: int = 0
-    variants: NonEmptyList[Literal[VARIANTS]] = list(VARIANTS)  # type: ignore[valid-type]
+    #: the ladder's variants and Table 2's baselines (cot, dwm: cogrsi_lib/pddl/baselines.py)
+    variants: NonEmptyList[Literal[SYSTEMS]] = list(SYSTEMS)  # type: ignore[valid-type]
     parse_max_tokens: int = 4096   # paper B.1: 4,096 for every call
     domain_max_tokens: int = 4096
     answer_max_tokens: int = 4096
+    state_max_tokens: int = 512    # DWM's state descriptions
     structured: bool = True
 
     @field_validator("runs")

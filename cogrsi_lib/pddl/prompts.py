@@ -36,6 +36,7 @@ TASK_PROBLEM = "Task: problem file."
 TASK_DOMAIN_PROBLEM = "Task: domain and problem file."
 TASK_ACTIONS = "Task: actions."
 TASK_ANSWER = "Task: answer."
+TASK_STATE = "Task: state."
 
 #: Conventions of the predefined domain every parsing prompt states.
 COMMON_CONVENTIONS = """\
@@ -164,6 +165,25 @@ Parsed actions (not executed, not checked):
 {actions}"""
 
 EVIDENCE_MISSING = "No state trace: {why}"
+
+#: Table 2's baselines (:mod:`cogrsi_lib.pddl.baselines`): chain of thought answers from the
+#: story alone; DWM answers from the model's own state description after each part.
+EVIDENCE_NONE = "Reason from the story alone."
+EVIDENCE_STATES = """The state of the world after each part of the story, as described before:
+{states}"""
+
+STATE = """{task}
+
+[story]
+{story}
+[/story]
+
+{earlier}
+Describe the state of the world after the last line of the story: where each person and \
+object is, and what each person has seen or been told. Plain sentences, at most {words} \
+words."""
+STATE_FIRST = "This is the first part of the story."
+STATE_EARLIER = "The state after the earlier parts, as described before:\n{states}"
 
 
 # -- reply formats ---------------------------------------------------------------------------

@@ -21,13 +21,14 @@ import altair as alt
 import polars as pl
 
 from cogrsi_lib.oracle.world import World
+from cogrsi_lib.pddl.baselines import BASELINES
 from cogrsi_lib.pddl.diagnosis import FAILURE_CLASSES
 from cogrsi_lib.pddl.examples import BenchmarkSample
-from cogrsi_lib.pddl.ladder import VARIANTS
+from cogrsi_lib.pddl.ladder import SYSTEMS
 from cogrsi_lib.pddl.oracle_map import cross_check
 from cogrsi_lib.stats import wilson_bounds
 
-_ORDER = {v: i for i, v in enumerate(VARIANTS)}
+_ORDER = {v: i for i, v in enumerate(SYSTEMS)}
 _VARIANT = pl.col("system").alias("variant")
 
 
@@ -60,6 +61,20 @@ def category_table(records: pl.DataFrame) -> pl.DataFrame:
     out = records.group_by("model", "source", "category", _VARIANT).agg(
         pl.len().alias("n"), pl.col("score").mean().alias("accuracy"))
     return _sorted(out, "model", "source", "category")
+
+
+def table2(records: pl.DataFrame) -> pl.DataFrame:
+    """PDDL-Mind Table 2's layout: per model, source and question category, the accuracy of
+    chain of thought, DWM and full PDDL-Mind side by side (a column for each that ran), with
+    the items and each one's calls per example."""
+    systems = [s for s in (*BASELINES, "full") if s in set(records["system"].to_list())]
+    rows = records.filter(pl.col("system").is_in(systems))
+    keys = ["model", "source", "category"]
+    acc = rows.pivot(on="system", index=keys, values="score", aggregate_function="mean")
+    calls = dict(rows.group_by("system").agg(pl.col("calls").mean()).iter_rows())
+    n = rows.filter(pl.col("system") == systems[0]).group_by(keys).agg(pl.len().alias("n"))
+    out = n.join(acc, on=keys).select(*keys, "n", *systems)
+    return out.with_columns(pl.lit(calls[s]).alias(f"calls_{s}") for s in systems).sort(keys)
 
 
 #: PDDL-Mind Table 1 as its text gives it (accuracy, %, GPT-4o; the no-domain row is not in
@@ -150,10 +165,10 @@ def ladder_chart(table: pl.DataFrame) -> alt.FacetChart:
                              label="n=" + pl.col("n").cast(pl.Utf8),
                              row=(pl.col("variant") + " · " + pl.col("model")) if several
                              else pl.col("variant"))
-    order = [f"{v} · {m}" for v in VARIANTS for m in data["model"].unique(maintain_order=True)]
+    order = [f"{v} · {m}" for v in SYSTEMS for m in data["model"].unique(maintain_order=True)]
     base = alt.Chart(data).encode(
-        y=alt.Y("row:N", sort=order if several else list(VARIANTS), title=None),
-        color=alt.Color("variant:N", sort=list(VARIANTS), legend=None))
+        y=alt.Y("row:N", sort=order if several else list(SYSTEMS), title=None),
+        color=alt.Color("variant:N", sort=list(SYSTEMS), legend=None))
     rule = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="accuracy (95% Wilson interval)",
                 scale=alt.Scale(domain=[0, 1])), x2="high:Q")

@@ -17,7 +17,9 @@ actions and, deterministically per story (a hash of the story and ``seed``), wri
   unverified evidence it follows the object through the listed drops and changes instead.
 
 For any other story (benchmark items) calls 1 and 2 are refusals (parse failures) and call 3
-names the first option.
+names the first option. Table 2's baselines (:mod:`cogrsi_lib.pddl.baselines`) get the first
+option too (their prompts have no trace to read), and a DWM state call gets the part's last
+line.
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ class ScriptedPDDLMind:
         if head == P.TASK_ANSWER:
             pick, why = self._answer(prompt, story, gold)
             return json_reply(job, {"reasoning": why, "answer": pick})
+        if head == P.TASK_STATE:  # DWM: the last line of the part, as its state
+            last = story.strip().splitlines()[-1:] or ["nothing happened"]
+            return f"After this part: {last[0]}"
         if gold is None:
             return "I cannot write this story in PDDL."
         if head == P.TASK_PROBLEM:
