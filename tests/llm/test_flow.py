@@ -8,6 +8,7 @@ import json
 import threading
 
 import pytest
+from reader.helpers import PERCEPTION_OK, STORY, as_reply, kind_of, narrative
 
 from cogrsi_lib.baselines import make_system
 from cogrsi_lib.llm import CachedBackend, ScriptedBackend
@@ -17,7 +18,6 @@ from cogrsi_lib.llm.flow import run_flows
 from cogrsi_lib.llm.types import Job, Request
 from cogrsi_lib.reader import ReaderConfig
 from cogrsi_lib.reader.system import run_systems
-from tests.reader.helpers import PERCEPTION_OK, STORY, as_reply, kind_of, narrative
 
 SYSTEMS = ("cogrsi", "sc6", "perceptom_sc6", "simtom", "zero_shot")
 

@@ -8,13 +8,13 @@ import types
 import weakref
 
 import pytest
+from reader.helpers import STORY, narrative
 
 from cogrsi_lib.baselines import make_system
 from cogrsi_lib.llm import CachedBackend, Request, build_backend, vllm_backend
 from cogrsi_lib.llm.flow import WaveStream, run_flows
 from cogrsi_lib.reader import ReaderConfig
 from cogrsi_lib.reader.system import run_systems
-from tests.reader.helpers import STORY, narrative
 
 
 def items(n: int = 4):
