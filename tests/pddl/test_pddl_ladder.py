@@ -280,11 +280,12 @@ def test_the_variants_run_as_one_stream_with_each_variant_s_own_records(examples
     """Every example's next call goes out as soon as the one it reads is back (one stream
     for all variants: three batches, not three per variant), and each variant's records
     are the ones it gives run alone."""
-    backend = make_backend("scripted", examples, script=PERFECT)
-    together = run_ladder(backend, examples)
-    assert backend.batches == [len(examples) * len(VARIANTS)] * 3
+    some = examples[:3]
+    backend = make_backend("scripted", some, script=PERFECT)
+    together = run_ladder(backend, some)
+    assert backend.batches == [len(some) * len(VARIANTS)] * 3
     for variant in VARIANTS:
-        alone = run_ladder(make_backend("scripted", examples, script=PERFECT), examples,
+        alone = run_ladder(make_backend("scripted", some, script=PERFECT), some,
                            LadderConfig(variants=(variant,)))
         mine = together.filter(pl.col("system") == variant)
         assert mine.drop("latency_s").equals(alone.drop("latency_s"))
