@@ -296,6 +296,9 @@ class Loop:
         """The incumbent once, then every candidate, on the same trial cohorts, with the
         trial cohorts' rows."""
         base, pid, trials = rnd.base(), rnd.pid, rnd.trials
+        # the incumbent and every candidate on the trial cohorts in one stream, then read
+        self.scorer.prefetch([rnd.principle, *(a.principle() for _, a in candidates)],
+                             rnd.flat)
         inc_correct = self._per_cohort(rnd, rnd.principle, "incumbent", None)
         cohort_rows = []
         for k, t in enumerate(trials):

@@ -31,7 +31,8 @@ def score_principles(scorer: Scorer, items: Sequence[ReaderItem],
     """One record per (principle label, item) of seed ``seed``'s final cohort, in the loops'
     records (:data:`cogrsi_lib.loops.records.RECORDS`; the answer, whether it is right,
     the calls behind it); :func:`cogrsi_lib.loops.records.final_scores` tabulates them."""
-    answers = {label: scorer.answer(text, items) for label, text in principles.items()}
+    texts = list(principles.values())
+    answers = dict(zip(principles, scorer.answer_many(texts, items), strict=True))
     return final_records(answers, items, principles, seed)
 
 
@@ -47,8 +48,8 @@ def pair_scores(scorer: Scorer, records: pl.DataFrame, principles: Mapping[str, 
     """Pair validity and item accuracy of each principle on pair records (one split)."""
     items = pair_items(records)
     rows = []
-    for label, text in principles.items():
-        recs = scorer.answer(text, items)
+    every = scorer.answer_many(list(principles.values()), items)
+    for (label, text), recs in zip(principles.items(), every, strict=True):
         preds = {(it.meta["pair_id"], it.meta["side"]): r.answer_text
                  for it, r in zip(items, recs, strict=True)}
         pv = pair_validity(records, preds)

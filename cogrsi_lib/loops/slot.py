@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Protocol, runtime_checkable
 
+from cogrsi_lib.llm.flow import run_flows
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
-from cogrsi_lib.reader.system import System, run_system
+from cogrsi_lib.reader.system import FlowSystem, System, run_system
 
 
 @runtime_checkable
@@ -52,37 +53,79 @@ class Scorer:
 
     def answer(self, principle: str, items: Sequence[ReaderItem]) -> list[ItemRecord]:
         """One record per item, in order, under ``principle``."""
+        return self.answer_many([principle], items)[0]
+
+    def prefetch(self, principles: Sequence[str], items: Sequence[ReaderItem]) -> None:
+        """Answer ``items`` under every principle now, all in one stream when the system
+        answers as flows (:mod:`cogrsi_lib.llm.flow`): the later :meth:`answer` calls read the
+        records from the memo (nothing to do without it)."""
+        if self.memo:
+            self.answer_many(principles, items)
+
+    def answer_many(self, principles: Sequence[str], items: Sequence[ReaderItem]
+                    ) -> list[list[ItemRecord]]:
+        """Per principle (in order), one record per item: every record not yet known is
+        asked once, those of all principles together."""
+        claims = [self._claim(p, items) for p in dict.fromkeys(principles)]
+        asked = [(p, todo, mine) for p, _, _, todo, mine in claims if todo]
+        if asked:
+            try:
+                fresh = self._run([(p, todo) for p, todo, _ in asked])
+            except BaseException as e:
+                with self._lock:
+                    for _, _, mine in asked:
+                        for k, f in mine.items():
+                            self._pending.pop(k, None)
+                            f.set_exception(e)
+                raise
+            with self._lock:
+                for (p, todo, mine), recs in zip(asked, fresh, strict=True):
+                    self.answered += len(todo)
+                    got = {(p, it.item_id): r for it, r in zip(todo, recs, strict=True)}
+                    if self.memo:
+                        self._records.update(got)
+                    for k, f in mine.items():
+                        self._pending.pop(k, None)
+                        f.set_result(got[k])
+        by_principle = {}
+        for p, known, waiting, _todo, mine in claims:
+            known.update({k: f.result() for k, f in {**mine, **waiting}.items()})
+            by_principle[p] = [known[(p, it.item_id)] for it in items]
+        return [by_principle[p] for p in principles]
+
+    def _claim(self, principle: str, items: Sequence[ReaderItem]) -> tuple[
+            str, dict[tuple[str, str], ItemRecord], dict[tuple[str, str], Future[ItemRecord]],
+            list[ReaderItem], dict[tuple[str, str], Future[ItemRecord]]]:
+        """The records already known, those another thread is answering, the items to ask
+        (an item listed twice once) and the futures this caller now owes."""
         keys = [(principle, it.item_id) for it in items]
         with self._lock:
             known = {k: self._records[k] for k in keys if k in self._records}
             waiting = {k: self._pending[k] for k in keys
                        if k not in known and k in self._pending and self.memo}
-            # an item listed twice is answered once
             todo = list({it.item_id: it for it, k in zip(items, keys, strict=True)
                          if k not in known and k not in waiting}.values())
             mine = {(principle, it.item_id): Future() for it in todo}
             if self.memo:
                 self._pending.update(mine)
-        if todo:
-            try:
-                recs = run_system(self.system.with_principle(principle), todo, self.batch_size)
-            except BaseException as e:
-                with self._lock:
-                    for k, f in mine.items():
-                        self._pending.pop(k, None)
-                        f.set_exception(e)
-                raise
-            fresh = {(principle, it.item_id): r for it, r in zip(todo, recs, strict=True)}
-            with self._lock:
-                self.answered += len(todo)
-                if self.memo:
-                    self._records.update(fresh)
-                for k, f in mine.items():
-                    self._pending.pop(k, None)
-                    f.set_result(fresh[k])
-            known.update(fresh)
-        known.update({k: f.result() for k, f in waiting.items()})
-        return [known[k] for k in keys]
+        return principle, known, waiting, todo, mine
+
+    def _run(self, asks: Sequence[tuple[str, Sequence[ReaderItem]]]) -> list[list[ItemRecord]]:
+        """Each (principle, items)'s records: in one stream when every system answers as
+        flows on one backend, else principle by principle in batches."""
+        systems = [self.system.with_principle(p) for p, _ in asks]
+        if len(asks) > 1 and all(isinstance(s, FlowSystem) for s in systems) and len(
+                {id(s.backend) for s in systems}) == 1:  # type: ignore[attr-defined]
+            flows = [s.flow(it) for s, (_, its) in zip(systems, asks, strict=True)  # type: ignore[attr-defined]
+                     for it in its]
+            records = run_flows(systems[0].backend, flows)  # type: ignore[attr-defined]
+            out, pos = [], 0
+            for _, its in asks:
+                out.append(records[pos: pos + len(its)])
+                pos += len(its)
+            return out
+        return [run_system(s, its, self.batch_size)
+                for s, (_, its) in zip(systems, asks, strict=True)]
 
     def correct(self, principle: str, items: Sequence[ReaderItem]) -> list[bool]:
         """Per item: answered right (an unparsed answer is wrong)."""
