@@ -577,7 +577,8 @@ def render(table: pl.DataFrame, runs: Sequence[StageRun], checks: Mapping[str, s
     if served is not None and served.height:
         lines += ["", "## What the rehearsal's server delivered", "",
                   "Per stage, model and endpoint, as `backend: openai` measured it while the "
-                  "stage's model work streamed (`busy_s`: seconds with a request in flight). "
+                  "stage's model work streamed (`busy_s`: seconds with a request in flight, added "
+                  "over the stage's streams, which overlap where it runs pieces side by side). "
                   "The embedded model on this CPU, so these say how busy a stage keeps its "
                   "server, not what a GPU delivers.", "", markdown_table(served)]
     lines += ["", "## What the estimate leaves out", "",
