@@ -175,7 +175,12 @@ def actions_prompt(variant: str, run: _Run, fmt: ReplyFormat) -> str:
 
 
 def evidence_text(variant: str, run: _Run) -> str:
-    """What call 3 is shown besides the story and the question."""
+    """What call 3 is shown besides the story and the question (for Table 2's baselines:
+    the story alone, or DWM's state descriptions)."""
+    if variant == "cot":
+        return P.EVIDENCE_NONE
+    if variant == "dwm":
+        return states_evidence([v for k, v in run.replies.items() if k.startswith("state_")])
     if variant == "no_verification":
         init = init_text(run.task) if isinstance(run.task, Task) else _shown(
             run.replies["problem"], "problem")
@@ -271,7 +276,6 @@ def _baseline(variant: str, ex: Example, cfg: LadderConfig, model: str
     """One example under a Table 2 baseline (:mod:`cogrsi_lib.pddl.baselines`): DWM's
     state calls, each after the one before, then the answering call."""
     r = _Run(ex)
-    evidence = P.EVIDENCE_NONE
     if variant == "dwm":
         pieces, states = parts(ex.story), []
         words = max(20, cfg.state_max_tokens * 2 // 3)
@@ -280,12 +284,9 @@ def _baseline(variant: str, ex: Example, cfg: LadderConfig, model: str
             yield from _ask(r, role, state_prompt("\n".join(pieces[: k + 1]), states, words),
                             None, cfg.state_max_tokens, cfg)
             states.append(r.replies[role])
-        evidence = states_evidence(states)
     fmt = answer_format(ex, cfg.answer_max_tokens)
-    prompt = P.ANSWER.format(task=P.TASK_ANSWER, story=ex.story, evidence=evidence,
-                             question=ex.question, options=options_text(ex.options),
-                             reply=describe(fmt))
-    yield from _ask(r, "answer", prompt, fmt, cfg.answer_max_tokens, cfg)
+    yield from _ask(r, "answer", answer_prompt(variant, r, fmt), fmt, cfg.answer_max_tokens,
+                    cfg)
     return {"model": model, "structured": cfg.structured,
             **_record(variant, r, None, fmt, baseline=True)}
 
