@@ -314,4 +314,21 @@ def _scrub(path: Path, root: Path) -> None:
         cell_meta = cell.metadata.get("papermill", {})
         for key in _VOLATILE_KEYS:
             cell_meta.pop(key, None)
+        if "outputs" in cell:
+            cell.outputs = _coalesced(cell.outputs)
     nbformat.write(nb, path)
+
+
+def _coalesced(outputs: list) -> list:
+    """``outputs`` with each run of text on one stream merged into one output: the kernel
+    flushes a long print in as many pieces as the machine's load makes it, so the pieces
+    are not part of the result."""
+    merged: list = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and last is not None
+                and last.get("output_type") == "stream" and last.get("name") == output.get("name")):
+            last["text"] = "".join(last["text"]) + "".join(output["text"])
+        else:
+            merged.append(output)
+    return merged

@@ -143,7 +143,7 @@ headline
 # %%
 constants = constants_all.filter(pl.col("protocol") == "uniform")
 best_constant = constants.filter(pl.col("metric") == "score").join(
-    registry.select("benchmark", "name"), on="benchmark")
+    registry.select("benchmark", "name"), on="benchmark", maintain_order="left")
 constant_row = pl.DataFrame({"system": "best constant reply", "benchmark": best_constant["name"],
                              "score": best_constant["score"]})
 template = pl.concat([results_template(p.systems), results_table(constant_row)])

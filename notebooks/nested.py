@@ -89,7 +89,8 @@ strata
 # Worlds with a lie are told as an unlabelled lie, a known liar or a revealed lie (plan §5.4), scored separately below. A whisper now reaches every chain over its two agents: the deep adversarial items whose answer a whisper fixed, and those a later whisper over the chain's agents should have overwritten (v1's incoherent items), beside v1's recorded counts (`cogrsi_lib/nested/whispers.py`).
 
 # %%
-lies = item_table(items).group_by('lie_condition', 'depth', 'partition').len().sort('lie_condition', 'depth', 'partition')
+lies = (item_table(items).group_by('lie_condition', 'depth', 'partition', maintain_order=True)
+        .len().sort('lie_condition', 'depth', 'partition'))
 write_table(lies, out / 'lie_conditions', title='Items per lie condition, depth and partition')
 whispers = whisper_table(items)
 write_table(whispers, out / 'whisper_depth', title='Adversarial R3/R4 items decided by a whisper, and items a later whisper should have changed: semantics v1 (recorded) and v2')

@@ -65,7 +65,7 @@ write_table(events, out / "event_summary", title="Events in the sampled worlds")
 events
 
 # %%
-conditions = worlds_df.group_by("lie_condition").len().sort("lie_condition")
+conditions = worlds_df.group_by("lie_condition", maintain_order=True).len().sort("lie_condition")
 write_table(conditions, out / "lie_conditions", title="Worlds per lie condition (plan §5.4)")
 conditions
 

@@ -118,6 +118,16 @@ def test_run_stage_injects_params_and_writes_reports(tmp_path: Path, capfd) -> N
     assert run_stage("demo", repo_root=root).read_bytes() == first
 
 
+def test_a_print_flushed_in_pieces_is_one_output_as_on_an_idle_machine(tmp_path: Path) -> None:
+    body = ("import sys, time\nfrom cogrsi_lib.stage_params import StageParams\n"
+            "print('first half', flush=True)\ntime.sleep(0.5)\nprint('second half', flush=True)\n"
+            "print('warned', file=sys.stderr, flush=True)\ntime.sleep(0.5)\nprint('third')\n")
+    root = make_repo(tmp_path / "repo", body=body)
+    outputs = nbformat.read(run_stage("demo", repo_root=root), as_version=4).cells[-1].outputs
+    assert [(o.name, o.text) for o in outputs] == [
+        ("stdout", "first half\nsecond half\n"), ("stderr", "warned\n"), ("stdout", "third\n")]
+
+
 def test_run_stage_explicit_out_dir_and_params_file(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     (root / "alt.yaml").write_text(yaml.safe_dump({"demo": {"greeting": "alt"}}))

@@ -204,7 +204,7 @@ class Auditor:
                 "depth": pl.Int64, "answer": pl.Utf8, "gold": pl.Utf8, "via": pl.Utf8,
                 "question": pl.Utf8, "event_types": pl.List(pl.Utf8), "has_lie": pl.Boolean,
                 "outside_exploretom": pl.Boolean})
-        out = pl.concat(rows).join(tags, on="world_id", how="left")
+        out = pl.concat(rows).join(tags, on="world_id", how="left", maintain_order="left")
         return out.select("rule_id", "question_id", "world_id", "kind", "property", "chain",
                           "depth", "answer", "gold", "via", "question", "event_types", "has_lie",
                           "outside_exploretom")

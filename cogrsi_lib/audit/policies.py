@@ -43,7 +43,7 @@ def gold_difference_table(samples: dict[str, AuditSample]) -> pl.DataFrame:
         gold_b=b["gold"], via_b=b["via"])
     differ = pl.col("gold_a") != pl.col("gold_b")
     return (
-        both.group_by("kind", "depth")
+        both.group_by("kind", "depth", maintain_order=True)
         .agg(pl.len().alias("questions"), differ.sum().alias("gold_differs"),
              (differ & (pl.col("via") == "whisper")).sum().alias("differs_latest_via_whisper"))
         .with_columns((pl.col("gold_differs") / pl.col("questions")).alias("share"))

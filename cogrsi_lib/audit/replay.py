@@ -126,7 +126,7 @@ def replay_counterexamples(audits: Sequence[RuleAudit], sample: AuditSample, ans
 def replay_summary(records: pl.DataFrame) -> pl.DataFrame:
     """By condition: items, wrong without the rule, wrong with it, and right-to-wrong flips."""
     return (
-        records.group_by("condition")
+        records.group_by("condition", maintain_order=True)
         .agg(
             pl.len().alias("items"),
             (1 - pl.col("right_without").mean()).alias("wrong_without_rule"),

@@ -152,7 +152,7 @@ def check_expected(table: pl.DataFrame) -> None:
 
 def why_no_counterexamples(verdicts: pl.DataFrame) -> str:
     """Why a run has no shared counterexample: the verdict counts it reached instead."""
-    counts = verdicts.group_by("verdict").len().sort("verdict")
+    counts = verdicts.group_by("verdict", maintain_order=True).len().sort("verdict")
     got = ", ".join(f"{n} {v}" for v, n in counts.iter_rows()) or "no rules"
     return (f"no rule was judged invalid on this run's model translations ({got}), and only "
             "an invalid rule has shared counterexamples; verdicts_reference.md audits the "
@@ -236,7 +236,7 @@ def trial_gain_bins(verdicts: pl.DataFrame, bin_width: float = 1.0) -> pl.DataFr
     )
     return (
         data.with_columns(((pl.col("trial_gain") / bin_width).floor() * bin_width).alias("bin"))
-        .group_by("verdict", "bin")
+        .group_by("verdict", "bin", maintain_order=True)
         .agg(pl.len().alias("rules"))
         .with_columns((pl.col("rules") / pl.col("rules").sum().over("verdict")).alias("share"))
         .sort("verdict", "bin")

@@ -161,7 +161,7 @@ def accuracy_table(frame: pl.DataFrame) -> pl.DataFrame:
 def delta_table(accuracy: pl.DataFrame, base: str = "harness:base") -> pl.DataFrame:
     """Each system's accuracy minus the base's on the same source, in points."""
     b = accuracy.filter(pl.col("system") == base).select("source", base_acc="accuracy")
-    return (accuracy.join(b, on="source", how="left")
+    return (accuracy.join(b, on="source", how="left", maintain_order="left")
             .with_columns(delta_pts=100 * (pl.col("accuracy") - pl.col("base_acc")))
             .select("source", "system", "questions", "accuracy", "delta_pts"))  # fmt: skip
 

@@ -505,7 +505,7 @@ class Agreement:
 
     def summary(self, by: Sequence[str] = ("witnesses", "depth")) -> pl.DataFrame:
         return (
-            self.rows.group_by(list(by))
+            self.rows.group_by(list(by), maintain_order=True)
             .agg(
                 n=pl.len(),
                 agree=(pl.col("status") == "agree").sum(),

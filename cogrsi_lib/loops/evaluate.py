@@ -72,7 +72,7 @@ def heldout_candidates(scorer: Scorer, candidates: pl.DataFrame, rounds: pl.Data
     held-out gain (points) and ``helps`` (the candidate beats its incumbent there)."""
     items = list(heldout)
     inc = rounds.select("arm", "seed", "round", "incumbent_principle")
-    df = candidates.join(inc, on=["arm", "seed", "round"], how="left")
+    df = candidates.join(inc, on=["arm", "seed", "round"], how="left", maintain_order="left")
     acc: dict[str, float] = {}
 
     def accuracy(text: str) -> float:

@@ -110,7 +110,7 @@ def measured_cohort_sd(cohorts: pl.DataFrame) -> float | None:
     if trial.height == 0:
         return None
     keys = ["arm", "seed", "round", "role", "candidate"]
-    g = (trial.group_by(keys)
+    g = (trial.group_by(keys, maintain_order=True)
          .agg(pl.col("accuracy").var(ddof=1).alias("var"), pl.len().alias("k"))
          .filter(pl.col("k") > 1)
          .sort(keys))  # a fixed order: the float sum below is the same on every run

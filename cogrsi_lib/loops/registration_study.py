@@ -148,7 +148,7 @@ def run_study(cfg: StudyConfig, sample: AuditSample, audit_config: AuditConfig |
             pairs = pair_scores(evaluator, splits["eval"], learned).rename({"label": "arm"})
             parts["scores"].append(dev.join(
                 pairs.select("arm", "n_pairs", "valid_pairs", "pair_validity", "item_accuracy"),
-                on="arm", how="left"))
+                on="arm", how="left", maintain_order="left"))
 
     def cat(name: str) -> pl.DataFrame:
         return pl.concat(parts[name], how="diagonal_relaxed") if parts[name] else pl.DataFrame()
@@ -184,7 +184,7 @@ def verdict_table(auditor: Auditor, audits: Sequence[RuleAudit]) -> pl.DataFrame
     """Per audited text: its verdict, its shared counterexamples and how many of them lie in
     worlds outside ExploreToM's situations (``only_outside``: all of them, CogRSI §5.4)."""
     cx = auditor.counterexample_table(audits)
-    per = {r["rule_id"]: r for r in cx.group_by("rule_id").agg(
+    per = {r["rule_id"]: r for r in cx.group_by("rule_id", maintain_order=True).agg(
         pl.len().alias("n"), pl.col("outside_exploretom").sum().alias("out")).to_dicts()}
     rows = []
     for a in audits:
@@ -283,7 +283,8 @@ def comparison_markdown(table: pl.DataFrame, run: StudyRun) -> str:
              "kept_rules", *[f"kept_{v}" for v in VERDICT_COLUMNS], "dev_accuracy",
              "pair_accuracy", "pair_validity"]
     per_seed = table.filter(pl.col("seed").is_not_null())
-    kept = (run.kept.group_by("arm", "text", "verdict").agg(pl.len().alias("seeds_kept"))
+    kept = (run.kept.group_by("arm", "text", "verdict",
+                              maintain_order=True).agg(pl.len().alias("seeds_kept"))
             .sort("arm", "seeds_kept", descending=[False, True])) if run.kept.height else run.kept
     lines = [
         f"# Registration with and without the audit ({LABEL})", "",

@@ -57,20 +57,20 @@ def kept_rules(rounds: pl.DataFrame, candidates: pl.DataFrame) -> pl.DataFrame:
     adm = candidates.filter(pl.col("admitted")).select(
         "arm", "seed", "round", "operation", "entry", "written", "mean_gain", "gate_gain")
     return (rounds.select("arm", "seed", "round", "incumbent_size", "new_size")
-            .join(adm, on=["arm", "seed", "round"], how="inner")
+            .join(adm, on=["arm", "seed", "round"], how="inner", maintain_order="left")
             .sort(["arm", "seed", "round"]))
 
 
 def replies_table(replies: pl.DataFrame) -> pl.DataFrame:
     return (replies.with_columns(outcome=pl.when(pl.col("status") == "ok")
                                  .then(pl.lit("accepted")).otherwise(pl.col("reason")))
-            .group_by(["arm", "outcome"]).agg(pl.len().alias("replies"))
+            .group_by(["arm", "outcome"], maintain_order=True).agg(pl.len().alias("replies"))
             .sort(["arm", "outcome"]))
 
 
 def _mean_by(scores: pl.DataFrame, value: str, out: str) -> pl.DataFrame:
-    per_seed = scores.group_by(["label", "seed"]).agg(pl.col(value).mean())
-    return per_seed.group_by("label").agg(
+    per_seed = scores.group_by(["label", "seed"], maintain_order=True).agg(pl.col(value).mean())
+    return per_seed.group_by("label", maintain_order=True).agg(
         pl.col(value).mean().alias(out), pl.col("seed").n_unique().alias(f"{out}_seeds"))
 
 
@@ -90,20 +90,21 @@ def table1(final_scores: pl.DataFrame, gate_pairs: pl.DataFrame, eval_pairs: pl.
                          "registration": [REFERENCE_ROWS.get(x, arms.get(x, "")) for x in labels]})
     dev = _mean_by(final_scores.with_columns(pl.col("correct").cast(pl.Float64) * 100),
                    "correct", "dev")
-    out = rows.join(dev, on="label", how="left")
+    out = rows.join(dev, on="label", how="left", maintain_order="left")
     if dev_comparable is not None:
         keep = set(dev_comparable) | set(REFERENCE_ROWS)
         out = out.with_columns(dev=pl.when(pl.col("label").is_in(list(keep)))
                                .then(pl.col("dev")).otherwise(None))
-    out = out.join(_mean_by(gate_pairs, "pair_validity", "gate_pairs"), on="label", how="left")
+    out = out.join(_mean_by(gate_pairs, "pair_validity", "gate_pairs"), on="label", how="left",
+                   maintain_order="left")
     if eval_pairs is not None and eval_pairs.height:
         out = out.join(_mean_by(eval_pairs, "pair_validity", "own_pairs"), on="label",
-                       how="left")
+                       how="left", maintain_order="left")
     if candidates is not None and candidates.height:
-        counts = candidates.group_by("arm").agg(
+        counts = candidates.group_by("arm", maintain_order=True).agg(
             (pl.col("written").str.len_chars() > 0).sum().alias("proposed"),
             pl.col("admitted").sum().alias("admitted")).rename({"arm": "label"})
-        out = out.join(counts, on="label", how="left")
+        out = out.join(counts, on="label", how="left", maintain_order="left")
     return out.with_columns(test_main=pl.lit(None, pl.Utf8), bigtom_u=pl.lit(None, pl.Utf8),
                             invalid_rules=pl.lit(None, pl.Utf8))
 
@@ -117,7 +118,7 @@ def comparisons(final_scores: pl.DataFrame, pairs: Sequence[tuple[str, str]],
                                                               pl.col("correct").alias("a"))
         db = final_scores.filter(pl.col("label") == b).select("seed", "item_id",
                                                               pl.col("correct").alias("b"))
-        j = da.join(db, on=["seed", "item_id"], how="inner")
+        j = da.join(db, on=["seed", "item_id"], how="inner", maintain_order="left")
         if j.height == 0:
             continue
         res = paired_bootstrap(j["a"].cast(pl.Float64).to_numpy() * 100,

@@ -30,8 +30,8 @@ def selection_quality(scored: pl.DataFrame, rounds: pl.DataFrame,
     keys = ["arm", "seed", "round"]
     out = []
     for grp, rnds in rounds.group_by(by, maintain_order=True):
-        cands = scored.join(rnds.select(keys), on=keys, how="semi")
-        per_round = (cands.group_by(keys).agg(
+        cands = scored.join(rnds.select(keys), on=keys, how="semi", maintain_order="left")
+        per_round = (cands.group_by(keys, maintain_order=True).agg(
             pl.col("admitted").any().alias("adm"),
             pl.col("helps").any().alias("any_help"),
             pl.col("heldout_gain").max().alias("best"),

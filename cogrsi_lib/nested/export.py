@@ -72,7 +72,7 @@ def strata_table(items: Sequence[NestedItem]) -> pl.DataFrame:
     flags = [c for c in STRATA_COLUMNS if df.schema[c] == pl.Boolean]
     rank = {p: i for i, p in enumerate(PARTITIONS)}
     return (
-        df.group_by("depth", "partition", "via")
+        df.group_by("depth", "partition", "via", maintain_order=True)
         .agg(pl.len().alias("n"), *[pl.col(c).cast(pl.Float64).mean().alias(c) for c in flags])
         .with_columns(pl.col("partition").replace_strict(rank, return_dtype=pl.Int64).alias("_r"))
         .sort("depth", "_r", "via").drop("_r")

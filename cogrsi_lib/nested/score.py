@@ -116,7 +116,7 @@ def lie_condition_table(records: pl.DataFrame) -> pl.DataFrame:
     are scored separately), overall and on false-belief items, from :func:`item_records`."""
     rank = {c: i for i, c in enumerate(LIE_CONDITIONS)}
     return (
-        records.group_by("lie_condition")
+        records.group_by("lie_condition", maintain_order=True)
         .agg(
             pl.len().alias("n"),
             pl.col("correct").mean().alias("accuracy"),
@@ -199,8 +199,8 @@ def score(
     by_depth = pl.DataFrame(rows, schema=_DEPTH_SCHEMA).with_columns(
         (pl.col("accuracy") - pl.col("accuracy").shift(-1)).alias("drop_to_next"),
     )
-    by_depth = by_depth.join(best_all, on="depth", how="left")
-    by_depth = by_depth.join(best_adv, on="depth", how="left")
+    by_depth = by_depth.join(best_all, on="depth", how="left", maintain_order="left")
+    by_depth = by_depth.join(best_adv, on="depth", how="left", maintain_order="left")
     by_depth = by_depth.with_columns(
         (pl.col("accuracy") - pl.col("best_heuristic_accuracy")).alias("recursive_lift"),
         (pl.col("adversarial_accuracy") - pl.col("best_heuristic_adversarial_accuracy"))

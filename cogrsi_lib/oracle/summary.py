@@ -8,7 +8,7 @@ import polars as pl
 def question_summary(questions: pl.DataFrame) -> pl.DataFrame:
     """Questions by kind and depth: count, false-belief share, and where answers come from."""
     return (
-        questions.group_by("kind", "depth")
+        questions.group_by("kind", "depth", maintain_order=True)
         .agg(
             pl.len().alias("questions"),
             pl.col("false_belief").mean().round(4).alias("false_belief_share"),
@@ -26,7 +26,7 @@ def event_summary(worlds: pl.DataFrame) -> pl.DataFrame:
     exploded = worlds.select("world_id", "event_types").explode("event_types")
     return (
         exploded.drop_nulls("event_types")
-        .group_by(pl.col("event_types").alias("event"))
+        .group_by(pl.col("event_types").alias("event"), maintain_order=True)
         .agg(pl.len().alias("events"), pl.col("world_id").n_unique().alias("worlds"))
         .sort("events", descending=True)
     )

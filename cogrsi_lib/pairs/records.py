@@ -154,7 +154,7 @@ def variant_order() -> pl.DataFrame:
 def sort_by_variant(df: pl.DataFrame) -> pl.DataFrame:
     """Rows in split, form and variant order (App. C); totals ("all") after what they sum."""
     split_rank = {s: i for i, s in enumerate(SPLITS)}
-    return (df.join(variant_order(), on=["form", "variant"], how="left")
+    return (df.join(variant_order(), on=["form", "variant"], how="left", maintain_order="left")
             .with_columns(pl.col("_order").fill_null(10_000 * 100),
                           _split=pl.col("split").replace_strict(split_rank, default=len(SPLITS),
                                                                 return_dtype=pl.Int64))
@@ -166,12 +166,12 @@ def counts_table(splits: Mapping[str, pl.DataFrame] | pl.DataFrame) -> pl.DataFr
     """Pairs by split, form, variant and kind (each pair counted once), with totals."""
     df = combined(splits).filter(pl.col("side") == "a")
     keys = ["split", "form", "variant", "kind"]
-    by_variant = df.group_by(keys).agg(pl.len().alias("pairs"))
-    totals = (df.group_by(["split", "form"])
+    by_variant = df.group_by(keys, maintain_order=True).agg(pl.len().alias("pairs"))
+    totals = (df.group_by(["split", "form"], maintain_order=True)
               .agg(pl.len().alias("pairs"))
               .with_columns(variant=pl.lit("all"), kind=pl.lit("all"))
               .select([*keys, "pairs"]))
-    split_totals = (df.group_by("split").agg(pl.len().alias("pairs"))
+    split_totals = (df.group_by("split", maintain_order=True).agg(pl.len().alias("pairs"))
                     .with_columns(form=pl.lit("all"), variant=pl.lit("all"), kind=pl.lit("all"))
                     .select([*keys, "pairs"]))
     out = pl.concat([by_variant, totals, split_totals]).with_columns(
@@ -188,5 +188,5 @@ def examples(splits: Mapping[str, pl.DataFrame] | pl.DataFrame, per_variant: int
               .head(per_variant).select("pair_id"))
     cols = ["split", "form", "variant", "kind", "pair_id", "side", "access_fact", "story",
             "question", "gold"]
-    picked = df.join(firsts, on="pair_id", how="semi").select(cols)
+    picked = df.join(firsts, on="pair_id", how="semi", maintain_order="left").select(cols)
     return sort_by_variant(picked.sort(["pair_id", "side"]))

@@ -54,14 +54,14 @@ def predictions_frame(predictions: Predictions) -> pl.DataFrame:
 def score_items(records: pl.DataFrame, predictions: Predictions) -> pl.DataFrame:
     """One row per pair version: the answer, its status (right, wrong, unparsed, missing)."""
     preds = predictions_frame(predictions)
-    dupes = preds.group_by(KEY).len().filter(pl.col("len") > 1)
+    dupes = preds.group_by(KEY, maintain_order=True).len().filter(pl.col("len") > 1)
     if dupes.height:
         raise ValueError(f"more than one prediction for {dupes.select(KEY).rows()[:5]}")
-    unknown = preds.join(records.select(KEY), on=KEY, how="anti")
+    unknown = preds.join(records.select(KEY), on=KEY, how="anti", maintain_order="left")
     if unknown.height:
         raise ValueError(f"predictions for unknown items {unknown.select(KEY).rows()[:5]}")
     items = records.select(_ITEM_COLUMNS).join(
-        preds.with_columns(_has=pl.lit(True)), on=KEY, how="left"
+        preds.with_columns(_has=pl.lit(True)), on=KEY, how="left", maintain_order="left"
     )
     statuses = []
     for has, ans, gold, options in items.select(["_has", "answer", "gold", "options"]).iter_rows():
@@ -95,13 +95,13 @@ def _item_stats() -> list[pl.Expr]:
 
 
 def _summary(items: pl.DataFrame, pairs: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    item_part = items.group_by(keys).agg(_item_stats())
-    pair_part = pairs.group_by(keys).agg(
+    item_part = items.group_by(keys, maintain_order=True).agg(_item_stats())
+    pair_part = pairs.group_by(keys, maintain_order=True).agg(
         pl.len().cast(pl.Int64).alias("n_pairs"),
         pl.col("valid").sum().cast(pl.Int64).alias("valid_pairs"),
         pl.col("valid").mean().alias("pair_validity"),
     )
-    return item_part.join(pair_part, on=keys, how="left").sort(keys)
+    return item_part.join(pair_part, on=keys, how="left", maintain_order="left").sort(keys)
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def pair_validity(records: pl.DataFrame, predictions: Predictions) -> PairValidi
     unparsed prediction is wrong.
     """
     items = score_items(records, predictions)
-    pairs = (items.group_by(["split", "form", "variant", "kind", "pair_id"])
+    pairs = (items.group_by(["split", "form", "variant", "kind", "pair_id"], maintain_order=True)
              .agg(pl.len().alias("n_versions"),
                   pl.col("correct").filter(pl.col("side") == "a").first().alias("right_a"),
                   pl.col("correct").filter(pl.col("side") == "b").first().alias("right_b"))
@@ -140,7 +140,7 @@ def pair_validity(records: pl.DataFrame, predictions: Predictions) -> PairValidi
                            & pl.col("right_a").fill_null(False)
                            & pl.col("right_b").fill_null(False))
              .sort(["split", "pair_id"]))
-    by_condition = (items.group_by(["split", "condition"]).agg(_item_stats())
+    by_condition = (items.group_by(["split", "condition"], maintain_order=True).agg(_item_stats())
                     .with_columns(_s=_rank("split", SPLITS), _c=_rank("condition", _CONDITIONS))
                     .sort(["_s", "_c", "split", "condition"]).drop(["_s", "_c"]))
     return PairValidity(

@@ -39,7 +39,7 @@ def _sorted(df: pl.DataFrame, *keys: str) -> pl.DataFrame:
 
 def ladder_table(records: pl.DataFrame) -> pl.DataFrame:
     """One row per (source, variant)."""
-    out = records.group_by("model", "source", _VARIANT).agg(
+    out = records.group_by("model", "source", _VARIANT, maintain_order=True).agg(
         pl.len().alias("n"),
         pl.col("score").mean().alias("accuracy"),
         (pl.col("parse_status") == "ok").mean().alias("answer_parsed"),
@@ -58,7 +58,7 @@ def ladder_table(records: pl.DataFrame) -> pl.DataFrame:
 
 def category_table(records: pl.DataFrame) -> pl.DataFrame:
     """Accuracy per (model, source, category, variant)."""
-    out = records.group_by("model", "source", "category", _VARIANT).agg(
+    out = records.group_by("model", "source", "category", _VARIANT, maintain_order=True).agg(
         pl.len().alias("n"), pl.col("score").mean().alias("accuracy"))
     return _sorted(out, "model", "source", "category")
 
@@ -71,9 +71,11 @@ def table2(records: pl.DataFrame) -> pl.DataFrame:
     rows = records.filter(pl.col("system").is_in(systems))
     keys = ["model", "source", "category"]
     acc = rows.pivot(on="system", index=keys, values="score", aggregate_function="mean")
-    calls = dict(rows.group_by("system").agg(pl.col("calls").mean()).iter_rows())
-    n = rows.filter(pl.col("system") == systems[0]).group_by(keys).agg(pl.len().alias("n"))
-    out = n.join(acc, on=keys).select(*keys, "n", *systems)
+    calls = dict(rows.group_by("system",
+                               maintain_order=True).agg(pl.col("calls").mean()).iter_rows())
+    n = (rows.filter(pl.col("system") == systems[0]).group_by(keys, maintain_order=True)
+         .agg(pl.len().alias("n")))
+    out = n.join(acc, on=keys, maintain_order="left").select(*keys, "n", *systems)
     return out.with_columns(pl.lit(calls[s]).alias(f"calls_{s}") for s in systems).sort(keys)
 
 
@@ -110,12 +112,13 @@ def all_table(records: pl.DataFrame, sources: Sequence[str] = ("fantom",)) -> pl
     :data:`~cogrsi_lib.pddl.examples.WHOLE_UNITS`)."""
     keys = ["model", "source", "variant"]
     sub = records.filter(pl.col("source").is_in(list(sources))).with_columns(_VARIANT)
-    per_unit = sub.group_by(*keys, "unit").agg(
+    per_unit = sub.group_by(*keys, "unit", maintain_order=True).agg(
         pl.len().alias("questions"), pl.col("correct").all().alias("solved"))
-    acc = sub.group_by(keys).agg(pl.len().alias("n"), pl.col("score").mean().alias("accuracy"))
-    units = per_unit.group_by(keys).agg(
+    acc = sub.group_by(keys, maintain_order=True).agg(pl.len().alias("n"),
+                                                       pl.col("score").mean().alias("accuracy"))
+    units = per_unit.group_by(keys, maintain_order=True).agg(
         pl.len().alias("units"), pl.col("solved").mean().alias("all"))
-    return _sorted(acc.join(units, on=keys), "model", "source")
+    return _sorted(acc.join(units, on=keys, maintain_order="left"), "model", "source")
 
 
 def failure_table(records: pl.DataFrame) -> pl.DataFrame:
@@ -125,7 +128,8 @@ def failure_table(records: pl.DataFrame) -> pl.DataFrame:
     if wrong.is_empty():
         return pl.DataFrame(schema={"model": pl.Utf8, "source": pl.Utf8, "variant": pl.Utf8,
                                     "failure": pl.Utf8, "n": pl.UInt32, "share": pl.Float64})
-    out = wrong.group_by("model", "source", "variant", "failure").agg(pl.len().alias("n"))
+    out = (wrong.group_by("model", "source", "variant", "failure", maintain_order=True)
+           .agg(pl.len().alias("n")))
     out = out.with_columns(
         (pl.col("n") / pl.col("n").sum().over("model", "source", "variant")).alias("share"),
         pl.col("failure").replace_strict({f: i for i, f in enumerate(FAILURE_CLASSES)},

@@ -75,12 +75,13 @@ def select_pairs(records: pl.DataFrame, n_pairs: int) -> pl.DataFrame:
     first pair of each variant, alternating forms, then the second, ...) so a small setting
     still covers both forms and many variants; ``n_pairs <= 0`` selects none."""
     a = records.filter(pl.col("side") == "a").with_row_index("_order")
-    first = a.group_by(["form", "variant"]).agg(pl.col("_order").min().alias("_first"))
+    first = (a.group_by(["form", "variant"], maintain_order=True)
+             .agg(pl.col("_order").min().alias("_first")))
     first = first.with_columns(_v=pl.col("_first").rank("ordinal").over("form"))
-    firsts = (a.join(first, on=["form", "variant"])
+    firsts = (a.join(first, on=["form", "variant"], maintain_order="left")
               .with_columns(_rank=pl.col("_order").rank("ordinal").over(["form", "variant"]))
               .sort(["_rank", "_v", "form"]).head(max(0, n_pairs)).select("pair_id"))
-    return records.join(firsts, on="pair_id", how="semi")
+    return records.join(firsts, on="pair_id", how="semi", maintain_order="left")
 
 
 def load_bench_heads(
@@ -153,8 +154,10 @@ class ReaderEval:
         parts = []
         for source in dict.fromkeys(self.items["source"].to_list()):
             rows = self.items.filter(pl.col("source") == source)
-            score = rows.group_by("system").agg(pl.col("score").mean().alias("score"))
-            parts.append(accuracy_table(rows).join(score, on="system", how="left")
+            score = (rows.group_by("system", maintain_order=True)
+                     .agg(pl.col("score").mean().alias("score")))
+            parts.append(accuracy_table(rows)
+                         .join(score, on="system", how="left", maintain_order="left")
                          .select(pl.lit(source).alias("source"), pl.all()))
         return pl.concat(parts) if parts else pl.DataFrame()
 
@@ -177,7 +180,8 @@ class ReaderEval:
         for system in self.systems:
             if system == reference:
                 continue
-            g = self.items.filter(pl.col("system") == system).join(base, on=on, how="inner")
+            g = self.items.filter(pl.col("system") == system).join(base, on=on, how="inner",
+                                                                   maintain_order="left")
             if g.height == 0:
                 continue
             r = paired_bootstrap(g["score"].to_numpy(), g["ref"].to_numpy(),
@@ -189,7 +193,8 @@ class ReaderEval:
         table = pl.DataFrame(rows) if rows else pl.DataFrame()
         if rows:
             corrected = holm(pvals).select("hypothesis", "p_holm", "reject")
-            table = table.join(corrected, left_on="system", right_on="hypothesis", how="left")
+            table = table.join(corrected, left_on="system", right_on="hypothesis", how="left",
+                               maintain_order="left")
             table = with_power(table, "difference", "items").with_columns(
                 (pl.col("reject") & ~pl.col("underpowered")).alias("significant")
             ).drop("reject")
@@ -225,11 +230,11 @@ class ReaderEval:
     def throughput_table(self) -> pl.DataFrame:
         """Per system: wall time, questions per minute, completion tokens per second (calls
         served from the completion cache make a rerun faster than the model)."""
-        t = (self.items.group_by("system")
+        t = (self.items.group_by("system", maintain_order=True)
              .agg(pl.len().alias("questions"), pl.col("completion_tokens").sum(),
                   pl.col("calls").sum(), pl.col("cached_calls").sum()))
         wall = pl.DataFrame({"system": list(self.wall_s), "wall_s": list(self.wall_s.values())})
-        return (t.join(wall, on="system", how="left")
+        return (t.join(wall, on="system", how="left", maintain_order="left")
                 .with_columns(q_per_min=pl.col("questions") * 60 / pl.col("wall_s"),
                               completion_tokens_per_s=pl.col("completion_tokens")
                               / pl.col("wall_s"))
@@ -239,7 +244,7 @@ class ReaderEval:
         """Per system and source: tokens and calls per question against score."""
         acc = self.accuracy_table().select("source", "system", "score", "accuracy")
         cost = self.cost_table().select("source", "system", "calls_per_q", "tokens_per_q")
-        return acc.join(cost, on=["source", "system"], how="inner")
+        return acc.join(cost, on=["source", "system"], how="inner", maintain_order="left")
 
     def cost_accuracy_chart(self) -> Any:
         """Accuracy against tokens per question, one point per system over every
@@ -258,7 +263,7 @@ def cost_accuracy_chart(chance: pl.DataFrame, cost: pl.DataFrame) -> Any:
     label = pl.col("system")
     if "model" in keys and chance["model"].n_unique() > 1:
         label = label + " · " + pl.col("model")
-    data = (chance.join(cost, on=keys, how="inner")
+    data = (chance.join(cost, on=keys, how="inner", maintain_order="left")
             .with_columns(label=label + " (n=" + pl.col("items").cast(pl.Utf8) + ")"))
     x = alt.X("tokens_per_q:Q", title="tokens per question (prompt + reply, all calls)",
               scale=alt.Scale(zero=True))

@@ -30,7 +30,7 @@ def cost_table(records: Sequence[ItemRecord] | Any, reference: str = REFERENCE) 
 
     df = _frame(records)
     t = (
-        df.group_by("system")
+        df.group_by("system", maintain_order=True)
         .agg(
             pl.len().alias("questions"),
             pl.col("calls").mean().alias("calls_per_q"),
@@ -53,7 +53,7 @@ def accuracy_table(records: Sequence[ItemRecord] | Any) -> Any:
 
     df = _frame(records)
     return (
-        df.group_by("system")
+        df.group_by("system", maintain_order=True)
         .agg(
             pl.len().alias("questions"),
             pl.col("correct").cast(pl.Float64).mean().alias("accuracy"),

@@ -135,7 +135,8 @@ def _nested_pairs(treat: SystemRun, base: SystemRun) -> pl.DataFrame:
     if set(a["id"]) != set(b["id"]):
         raise ValueError(f"{treat.system} and {base.system} did not answer the same items")
     cols = ["id", "depth", "false_belief", "correct", "leaked", "confidence"]
-    return a.select(cols).join(b.select(cols), on="id", suffix="_b").with_columns(
+    return a.select(cols).join(b.select(cols), on="id", suffix="_b",
+                               maintain_order="left").with_columns(
         pl.col("id").str.split("-").list.first().alias("world"))
 
 
@@ -218,7 +219,8 @@ def conversion_difference(treat: pl.DataFrame, base: pl.DataFrame,
                           cfg: GateConfig = DEFAULT_GATES) -> tuple[float, float, float] | None:
     """Difference of applied-ToM conversion (a ratio), paired bootstrap over worlds."""
     keys = ["id", "world", "belief_correct", "behaviour_correct"]
-    j = treat.select(keys).join(base.select(keys), on=["id", "world"], suffix="_b")
+    j = treat.select(keys).join(base.select(keys), on=["id", "world"], suffix="_b",
+                                maintain_order="left")
     if j.height != treat.height or j.height != base.height:
         raise ValueError("the two runs did not answer the same applied items")
     cols = [(j["belief_correct"] & j["behaviour_correct"]), j["belief_correct"],
@@ -301,7 +303,8 @@ def _strategic_change(treat: SystemRun, base: SystemRun, cfg: GateConfig) -> Che
     if treat.strategic is None or base.strategic is None:
         return Check(name, NOT_RUN, note="Suite C was not run for both")
     a, b = treat.strategic.score.records, base.strategic.score.records
-    j = a.select("id", "correct").join(b.select("id", "correct"), on="id", suffix="_b")
+    j = a.select("id", "correct").join(b.select("id", "correct"), on="id", suffix="_b",
+                                       maintain_order="left")
     if j.height != a.height or j.height != b.height:
         raise ValueError("the two runs did not answer the same strategic items")
     r = _paired(j["correct"].cast(pl.Float64).to_numpy(),
@@ -318,7 +321,7 @@ def _prediction_change(treat: SystemRun, base: SystemRun, cfg: GateConfig) -> Ch
     a = treat.selfpred.ledger.select(*keys, "correct")
     b = base.selfpred.ledger.select(*keys, "correct")
     # entries whose target gave no answer are not scored (correct is null)
-    j = a.join(b, on=keys, suffix="_b").drop_nulls(["correct", "correct_b"])
+    j = a.join(b, on=keys, suffix="_b", maintain_order="left").drop_nulls(["correct", "correct_b"])
     if not j.height:
         return Check(name, NOT_RUN, note="no common scored ledger entries")
     r = _paired(j["correct"].cast(pl.Float64).to_numpy(),

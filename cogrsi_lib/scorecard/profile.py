@@ -186,9 +186,10 @@ def depth_curves(runs: Sequence[SystemRun], baselines: pl.DataFrame) -> pl.DataF
                              "accuracy": row["adversarial_accuracy"]})
     for subset in (ALL, ADVERSARIAL):
         best = best_shortcut(baselines, subset)
-        n = baselines.filter(pl.col("subset") == subset).group_by("depth").agg(
+        n = baselines.filter(pl.col("subset") == subset).group_by("depth", maintain_order=True).agg(
             pl.col("n").first())
-        for row in best.join(n, on="depth").sort("depth").iter_rows(named=True):
+        by_depth = best.join(n, on="depth", maintain_order="left").sort("depth")
+        for row in by_depth.iter_rows(named=True):
             rows.append({"predictor": "best shallow heuristic", "subset": subset,
                          "depth": row["depth"], "n": row["n"],
                          "accuracy": row["best_heuristic_accuracy"]})

@@ -279,7 +279,7 @@ def score_selfpred(ledger: PredictionLedger) -> SelfPredScore:
     summary = pl.DataFrame(rows, schema=schema)
     curve = (df.with_columns(pl.when(pl.col("phase") == LEARNING).then(pl.col("n_observations"))
                              .otherwise(pl.col("since_change")).alias("observations"))
-             .group_by(["phase", "relation", "target", "observations"])
+             .group_by(["phase", "relation", "target", "observations"], maintain_order=True)
              .agg(pl.col("target_answered").sum().cast(pl.Int64).alias("n"),
                   (~pl.col("target_answered")).sum().cast(pl.Int64).alias("no_target_answer"),
                   pl.col("correct").cast(pl.Float64).mean().alias("accuracy"),
@@ -302,7 +302,7 @@ def _gain(curve: pl.DataFrame, phase: str) -> float | None:
     without a score at both ends are left out."""
     part = curve.filter(pl.col("phase") == phase)
     gains = []
-    for _, g in part.group_by("target"):
+    for _, g in part.group_by("target", maintain_order=True):
         acc = g.sort("observations")["accuracy"]
         if acc[0] is not None and acc[-1] is not None:
             gains.append(acc[-1] - acc[0])

@@ -410,10 +410,10 @@ def score_strategic(
               "opponent_level": pl.Int64} | {f"{b}_correct": pl.Boolean
                                              for b in (*BASELINES, ORACLE)}
     rec = pl.DataFrame(rows, schema=schema)
-    by_kind = (rec.group_by("game", "kind").agg(pl.len().alias("n"),
+    by_kind = (rec.group_by("game", "kind", maintain_order=True).agg(pl.len().alias("n"),
                                                 pl.col("correct").mean().alias("accuracy"))
                .sort("game", "kind"))
-    overall = (rec.group_by("kind").agg(pl.len().alias("n"),
+    overall = (rec.group_by("kind", maintain_order=True).agg(pl.len().alias("n"),
                                         pl.col("correct").mean().alias("accuracy"))
                .with_columns(pl.lit("all").alias("game")).select(by_kind.columns))
     by_kind = pl.concat([by_kind, overall.sort("kind")])

@@ -181,7 +181,8 @@ def align_paired(units_a: pl.DataFrame, units_b: pl.DataFrame) -> pl.DataFrame:
         only_a, only_b = sorted(ids_a - ids_b)[:3], sorted(ids_b - ids_a)[:3]
         raise ValueError(f"unpaired units: only in A {only_a}, only in B {only_b}")
     joined = units_a.select(*keys, pl.col("value").alias("a")).join(
-        units_b.select(*keys, pl.col("value").alias("b")), on=keys, how="inner")
+        units_b.select(*keys, pl.col("value").alias("b")), on=keys, how="inner",
+        maintain_order="left")
     if joined.height != units_a.height:
         raise ValueError("units disagree on cluster/cell between the two systems")
     return joined.sort("unit_id")

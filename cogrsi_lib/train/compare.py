@@ -215,7 +215,7 @@ def compare(records: pl.DataFrame, base: str = "base", trained: str = "trained",
                     pl.col("correct").alias("b"))
             .join(records.filter(pl.col("system") == trained)
                   .select("item_id", sets, pl.col("correct").alias("t")),
-                  on=["item_id", "set"], how="inner"))
+                  on=["item_id", "set"], how="inner", maintain_order="left"))
     if wide.is_empty():
         raise ValueError(f"no item was answered by both {base!r} and {trained!r}")
     groups: list[tuple[str, str, pl.DataFrame]] = []
@@ -274,7 +274,8 @@ def _whole_pairs(wide: pl.DataFrame) -> pl.DataFrame:
 
 def parse_rates(records: pl.DataFrame) -> pl.DataFrame:
     """Share of replies that parsed, per model (``base``/``trained``) and set."""
-    return (records.group_by(pl.col("system").alias("model"), pl.col("source").alias("set"))
+    return (records.group_by(pl.col("system").alias("model"), pl.col("source").alias("set"),
+                             maintain_order=True)
             .agg(pl.len().alias("n"),
                  (pl.col("parse_status") == "ok").mean().alias("parse_rate"))
             .sort("model", "set"))

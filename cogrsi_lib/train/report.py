@@ -11,7 +11,8 @@ from cogrsi_lib.train.compare import POOLED, WHOLE_PAIRS
 
 def mix_table(examples: pl.DataFrame) -> pl.DataFrame:
     """Examples per set, family, depth and false belief or not."""
-    return (examples.group_by("set", "family", "depth", "false_belief").agg(pl.len().alias("n"))
+    return (examples.group_by("set", "family", "depth", "false_belief",
+                              maintain_order=True).agg(pl.len().alias("n"))
             .sort("set", "family", "depth", "false_belief", nulls_last=True))
 
 
