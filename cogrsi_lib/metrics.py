@@ -6,6 +6,7 @@ DVC reads metrics as flat numbers and drops lists, so ``dvc metrics show`` and
 mappings of numbers, such as counts by condition), and from its row lists the numbers that a
 reader compares between runs, one key per row label: each system's accuracy with its
 interval and n (every model stage's ``chance`` rows), the official scores per benchmark,
+each system's accuracy with its own and with gold perceivers (CogRSI Table 27),
 the loops' invalid share per admission rule, the trained model's accuracy and paired
 difference per evaluation set, and the audit's count of each verdict.
 :func:`cogrsi_lib.pipeline.run_stage` writes it beside the summary when a stage finishes.
@@ -29,6 +30,8 @@ SKIP = frozenset({"replies", "config", "profiles", "arms"})
 ROWS: dict[str, tuple[str, tuple[str, ...], Mapping[str, Any], dict[str, str]]] = {
     "chance": ("systems", ("system", "label", "source"), {},
                {"accuracy": "accuracy", "low": "ci_low", "high": "ci_high", "items": "n"}),
+    "gold_perceivers": ("gold_perceivers", ("system", "perceivers", "label", "source"), {},
+                        {"all": "accuracy", "gain": "gain", "questions": "n"}),
     "official_scores": ("official", ("benchmark", "protocol"), {},
                         {"score": "score", "questions": "n"}),
     "figure7a": ("admission_rules", ("rule",), {},

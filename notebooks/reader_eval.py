@@ -20,7 +20,7 @@
 #
 # Every model of `models` (or the one `model`) runs `runs` times (`cogrsi_lib/matrix.py`): run *r* seeds every sampled call anew and shares the greedy ones, as the paper reports each system as the mean of three runs. Scores are given per run and over the runs (mean, run-to-run SD, range), the models side by side; intervals and paired differences pool each model's runs, resampling stories.
 #
-# This stage gives the shape of CogRSI's Tables 3, 4/26, 9, 17 and 20 and Figure 9 (systems × benchmarks × runs). On the CPU default (SmolLM2-135M, a few items per benchmark) the scores are near chance and the intervals wide: they show the tables' rows, columns and statistics, not the paper's result.
+# This stage gives the shape of CogRSI's Tables 2, 3, 4/26, 9, 17, 20 and 27 and Figure 9 (systems × benchmarks × runs). On the CPU default (SmolLM2-135M, a few items per benchmark) the scores are near chance and the intervals wide: they show the tables' rows, columns and statistics, not the paper's result.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/baselines/params.py (ReaderEvalParams).
@@ -120,6 +120,35 @@ write_table(table2, out / 'paper_table2', title='CogRSI Table 2: the reader with
             why_empty='the full reader (cogrsi) or its ablations are not among `systems`')
 table2
 
+# %% [markdown]
+# ## Perception or reasoning? (Table 27)
+#
+# CogRSI Table 27 gives each system its perceivers from a gold annotation instead of its own perception call, nothing else changed (`cogrsi_lib/baselines/gold_perceivers.py`). Here the gold perceivers are the oracle's own: every first- and second-order belief about the evaluation pairs' narrative worlds, whose stories the oracle renders with who perceived each line (`cogrsi_lib/reader/gold.py`), taken in turn over the table's four columns (FB/TB: false/true belief; 1/2: first/second order). Percept-ToMi, the paper's source, has no licence and is not shipped: `gold_perceivers.percept_tomi` reads its first questions where its files are. Self-consistency never calls perception, so its gold row asks the same requests and is a control. Each model's runs are pooled; every record is in `gold_perceivers/records.parquet`. On the CPU default the rows are a handful of questions near chance: they show the table's shape, not the paper's result.
+
+# %%
+from cogrsi_lib.baselines.gold_perceivers import gold_perceivers_table, with_and_without_gold
+from cogrsi_lib.reader.gold import gold_items
+
+g = p.gold_perceivers
+perceiver_questions = gold_items(pair_records, g.n_questions, g.percept_tomi)
+gold_cells = []
+for cell in p.cells():
+    paired_systems = with_and_without_gold(g.systems, backends[cell.index], p.reader(cell.run),
+                                           p.principle)
+    with timed(f"gold perceivers: {models[cell.index]}, run {cell.run}"):
+        gold_cells.append((models[cell.index], ev.evaluate_items(
+            paired_systems, perceiver_questions, p.batch_size, cell.run)))
+gold_runs = ev.ReaderRuns(gold_cells)
+(out / 'gold_perceivers').mkdir(exist_ok=True)
+ev.RECORDS.write(gold_runs.items, out / 'gold_perceivers')
+table27 = gold_perceivers_table(gold_runs)
+write_table(table27, out / 'paper_table27',
+            title="CogRSI Table 27: each system with its own perception call (model) and with "
+                  "gold perceivers (gold); accuracy by column, each model's runs pooled",
+            why_empty='no questions with gold perceivers (`gold_perceivers.n_questions` and '
+                      '`percept_tomi` are 0)')
+table27
+
 # %%
 bench_scores = result.bench_table()
 write_table(bench_scores, out / 'bench_scores',
@@ -217,6 +246,9 @@ write_json({'backends': [spec.backend for spec in p.model_list()], 'models': mod
             'questions': result.items.height // max(1, len(p.systems) * len(cells)),
             'skipped_benchmarks': skipped, 'structured': p.structured,
             'chance': chance_rows.to_dicts(), 'replies': tally.to_dict(),
-            'official_scores': official_scores.to_dicts() if p.official else []},
+            'official_scores': official_scores.to_dicts() if p.official else [],
+            'gold_perceivers': table27.with_columns(
+                label=pl.col('model') if len(models) > 1 else pl.lit(None)).select(
+                'label', 'source', 'system', 'perceivers', 'questions', 'all', 'gain').to_dicts()},
            out / 'summary.json')
 replies

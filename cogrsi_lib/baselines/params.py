@@ -4,15 +4,34 @@ grounded reader and the baselines, named as the registry knows them
 
 from __future__ import annotations
 
-from pydantic import field_validator
+from pydantic import NonNegativeInt, field_validator
 
+from cogrsi_lib.baselines.gold_perceivers import SYSTEMS as GOLD_SYSTEMS
 from cogrsi_lib.baselines.registry import check_systems
 from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.matrix import MatrixParams
 from cogrsi_lib.pairs.params import EvalPairs
 from cogrsi_lib.reader.params import StageReader
 from cogrsi_lib.reader.reader import ReaderConfig
-from cogrsi_lib.settings import NonEmptyList
+from cogrsi_lib.settings import NonEmptyList, Settings
+
+
+class GoldPerceiversParams(Settings):
+    """CogRSI Table 27 (:mod:`cogrsi_lib.baselines.gold_perceivers`): each of ``systems``
+    with its own perception call and with gold perceivers, on ``n_questions`` oracle
+    questions (every first- and second-order belief about the evaluation pairs' narrative
+    worlds, in turn over Table 27's four columns) and on the first ``percept_tomi``
+    Percept-ToMi questions (not shipped: read where its files are, the stage stopping when
+    they are absent; 0 reads none)."""
+
+    n_questions: NonNegativeInt = 4
+    percept_tomi: NonNegativeInt = 0
+    systems: NonEmptyList[str] = list(GOLD_SYSTEMS)
+
+    @field_validator("systems")
+    @classmethod
+    def _registered(cls, names: list[str]) -> list[str]:
+        return check_systems(names)
 
 
 class ReaderEvalParams(MatrixParams):
@@ -35,6 +54,7 @@ class ReaderEvalParams(MatrixParams):
     # released prompt and rule; answer form enforced when ``structured``)
     official: bool = True
     official_max_tokens: int = 48
+    gold_perceivers: GoldPerceiversParams = GoldPerceiversParams()
 
     def reader(self, run: int = 0) -> ReaderConfig:
         """The reader's settings with the stage's ``structured``, for run ``run``."""

@@ -40,7 +40,7 @@ from cogrsi_lib.llm.reply_format import (
 from cogrsi_lib.llm.types import Message, Request, SamplingParams
 from cogrsi_lib.reader import prompts
 from cogrsi_lib.reader.items import ReaderItem, question_characters
-from cogrsi_lib.reader.reader import perceive, perception_record
+from cogrsi_lib.reader.reader import perceive
 from cogrsi_lib.reader.records import ItemRecord, PerceptionRecord, SampleRecord, new_record
 from cogrsi_lib.reader.system import FlowSystem, SamplingConfig, parse_samples
 from cogrsi_lib.reader.views import filtered_view, plain_view
@@ -270,9 +270,7 @@ class PercepToM(SimToM):
 
     def flow(self, item: ReaderItem) -> Flow[ItemRecord]:
         rec = new_record(self.name, item)
-        res, cs = yield from perceive(item, self.config)
-        rec.ledger.add("perception", cs)
-        rec.perception = perception_record(res, cs[0])
+        res = yield from perceive(item, self.config, rec)
         chars = question_characters(item, res.perception.names()) if res.perception else []
         rec.extra["characters"] = chars
         if res.perception is not None and chars:

@@ -28,7 +28,7 @@ from cogrsi_lib.records_schema import RecordSchema
 from cogrsi_lib.stats import chance_table, holm, paired_bootstrap, with_power
 
 PAIRS = "pairs"
-_META = ("source", "benchmark", "pair_id", "side", "form", "variant")
+_META = ("source", "benchmark", "pair_id", "side", "form", "variant", "question_type")
 #: reader_eval's records (``records.parquet``): the core, the reader's columns, the item's
 #: pair or benchmark, its score by the source's own rule and its text
 RECORDS = RecordSchema("reader_eval", {
@@ -64,10 +64,7 @@ def pair_items(records: pl.DataFrame) -> list[ReaderItem]:
 def bench_items(items: Sequence[Any], source: str | None = None) -> list[ReaderItem]:
     """Benchmark items (:class:`cogrsi_lib.bench.schema.Item`) as reader items whose source
     is ``source`` (default: the item's benchmark)."""
-    out = []
-    for it in items:
-        out.append(from_bench_item(it).with_meta(source=source or str(it.benchmark)))
-    return out
+    return [from_bench_item(it).with_meta(source=source or str(it.benchmark)) for it in items]
 
 
 def select_pairs(records: pl.DataFrame, n_pairs: int) -> pl.DataFrame:
@@ -383,22 +380,39 @@ def evaluate(
 
     pair_records = pair_records if pair_records is not None else pl.DataFrame(schema=SCHEMA)
     bench = {k: list(v) for k, v in (bench or {}).items()}
-    originals = {(name, str(it.id)): it for name, its in bench.items() for it in its}
     items = pair_items(pair_records) + [r for name, its in bench.items()
                                         for r in bench_items(its, name)]
+    return evaluate_items(systems, items, batch_size, run, pair_records, bench)
+
+
+def evaluate_items(
+    systems: Sequence[System],
+    items: Sequence[ReaderItem],
+    batch_size: int = 64,
+    run: int = 0,
+    pair_records: pl.DataFrame | None = None,
+    bench: Mapping[str, list[Any]] | None = None,
+) -> ReaderEval:
+    """Run ``systems`` on reader ``items``, each scored by its source's rule: a benchmark
+    item by the benchmark's own verdict on its original (``meta["original"]``, set by
+    :func:`~cogrsi_lib.reader.items.from_bench_item`), any other by the oracle's gold.
+    ``pair_records`` and ``bench`` are kept for the pair and benchmark tables."""
+    from cogrsi_lib.pairs.records import SCHEMA
+
     done, wall = run_systems(systems, items, batch_size)
     rows = []
     for item, rec in done:
         row = rec.to_row()
         meta = {k: item.meta.get(k) for k in _META}
-        source = meta["source"]
-        if source == PAIRS:
+        original = item.meta.get("original")
+        if original is None:
             score = 1.0 if row["correct"] else 0.0
         else:
-            score = float(_judge(source, originals[(source, item.item_id)], rec.answer).value)
+            score = float(_judge(meta["source"], original, rec.answer).value)
         rows.append({**{k: (None if v is None else str(v)) for k, v in meta.items()},
                      **row, "run": run, "score": score, **item.text_columns()})
-    return ReaderEval(RECORDS.frame(rows), pair_records, bench, wall, run)
+    pairs = pair_records if pair_records is not None else pl.DataFrame(schema=SCHEMA)
+    return ReaderEval(RECORDS.frame(rows), pairs, dict(bench or {}), wall, run)
 
 
 __all__ = [
@@ -409,6 +423,7 @@ __all__ = [
     "bench_items",
     "cost_accuracy_chart",
     "evaluate",
+    "evaluate_items",
     "load_bench_heads",
     "pair_items",
     "run_systems",

@@ -156,7 +156,8 @@ def candidate_names(item: ReaderItem) -> tuple[str, ...]:
 
 def from_bench_item(item: Any) -> ReaderItem:
     """A :class:`cogrsi_lib.bench.schema.Item` as a reader item (native labels kept; a
-    free-text question with a closed answer set is asked as a choice among it)."""
+    free-text question with a closed answer set is asked as a choice among it); its meta keeps
+    the original (``original``) for the benchmark's own verdict."""
     options = tuple(t for _, t in item.options) or tuple(item.choices) or None
     labels = tuple(lab for lab, _ in item.options) or None
     bench = str(item.benchmark).lower()
@@ -170,7 +171,8 @@ def from_bench_item(item: Any) -> ReaderItem:
         labels=labels,
         story_id=item.story_id,
         kind=kind,
-        meta={"benchmark": item.benchmark, "question_type": item.question_type},
+        meta={"benchmark": item.benchmark, "question_type": item.question_type,
+              "original": item},
     )
 
 

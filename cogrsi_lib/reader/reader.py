@@ -20,6 +20,7 @@ from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.flow import Flow
 from cogrsi_lib.llm.types import Completion, Request, SamplingParams
 from cogrsi_lib.reader import prompts
+from cogrsi_lib.reader.gold import gold_perception
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.perception import (
     PerceptionResult,
@@ -58,14 +59,21 @@ def perception_record(result: PerceptionResult, c: Completion) -> PerceptionReco
     return PerceptionRecord(result.status, result.reason, w, c.text, c.from_cache)
 
 
-def perceive(item: ReaderItem, cfg: SamplingConfig
-             ) -> Flow[tuple[PerceptionResult, list[Completion]]]:
-    """One perception call (a step of a flow, ``yield from``): the parsed result and its
-    completions."""
+def perceive(item: ReaderItem, cfg: SamplingConfig, rec: ItemRecord) -> Flow[PerceptionResult]:
+    """The perception step of a flow (``yield from``): one call, or with ``perceivers: gold``
+    the item's gold perceivers and no call (:mod:`cogrsi_lib.reader.gold`). Its completions
+    go to the record's ledger and its outcome to ``rec.perception``."""
+    if cfg.perceivers == "gold":
+        gold = gold_perception(item)
+        rec.perception = PerceptionRecord("gold", "gold perceivers", gold.witnesses)
+        return PerceptionResult("ok", gold, "gold perceivers")
     req = perception_request(item, max_tokens=cfg.perception_max_tokens, seed=cfg.seed,
                              structured=cfg.structured)
     [cs] = yield [req]
-    return parse_perception(cs[0].text, item, req.reply), cs
+    result = parse_perception(cs[0].text, item, req.reply)
+    rec.ledger.add("perception", cs)
+    rec.perception = perception_record(result, cs[0])
+    return result
 
 
 class GroundedReader(FlowSystem):
@@ -110,9 +118,7 @@ class GroundedReader(FlowSystem):
         rec.extra["structured"] = cfg.structured
         view: str | None = None  # the grounded view; None without one
         if cfg.use_perception and cfg.n_annotated > 0:
-            res, cs = yield from perceive(item, cfg)
-            rec.ledger.add("perception", cs)
-            rec.perception = perception_record(res, cs[0])
+            res = yield from perceive(item, cfg, rec)
             if res.perception is not None:
                 view = reading_view(item, res.perception,
                                     filtered_conversation=cfg.conversation_view == "filtered")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import NonNegativeInt
 
@@ -44,6 +44,9 @@ class SamplingConfig(Settings):
     sampled call with ``seed + r`` and every greedy call with ``seed``, so a greedy call, whose
     reply the seed does not change, is the same request in every run (one cache entry) and
     run 0 is the run without repeats.
+
+    ``perceivers``: where a perceiving system's perceivers come from, its perception call
+    (``model``) or the item's gold perceivers (``gold``, CogRSI Table 27; no call is made).
     """
 
     temperature: float = 0.7
@@ -56,6 +59,7 @@ class SamplingConfig(Settings):
     seed: int = 0
     structured: bool = True
     run: NonNegativeInt = 0
+    perceivers: Literal["model", "gold"] = "model"
 
     def seed_for(self, temperature: float) -> int:
         """The base seed of a call at ``temperature`` in this run."""
