@@ -7,7 +7,9 @@ lazy and function-level imports included), its parameter schema's module (which
 imports followed as well) and on ``data/`` when one of those parts reads the
 benchmark samples, and on any file of another stage its ``params.yaml`` section names (an
 ``adapter:`` key, e.g. ``reports/train/adapter`` from the ``train`` stage; a ``rules:`` path or
-list, e.g. ``reports/loops/audit_candidates.parquet`` from the ``loops`` stage). Every
+list, e.g. ``reports/loops/audit_candidates.parquet`` from the ``loops`` stage; a
+``manifest_dir:``, e.g. ``reports/benchmarks/manifests`` from the ``benchmarks`` stage; a
+``loops_run:`` folder, e.g. ``reports/loops``). Every
 stage's ``metrics.json`` (the headline numbers of its ``summary.json``,
 :mod:`cogrsi_lib.metrics`) is a DVC metric and
 every chart the notebook shows (``show_chart(..., out / NAME)``) a DVC
@@ -131,7 +133,7 @@ def stage_deps(stage: str, root: str | Path = ".") -> list[str]:
 
 
 #: keys whose values in a stage's section name files, and the values that name none
-FILE_KEYS = ("adapter", "rules")
+FILE_KEYS = ("adapter", "rules", "manifest_dir", "loops_run")
 NOT_FILES = ("", "handwritten")
 
 

@@ -96,6 +96,7 @@ FLOORS: dict[str, dict[str, int | First]] = {
               "reader.arbitration_max_tokens": 48,
               "pairs.n_gate_narrative": 1, "pairs.n_gate_dialogue": 1,
               "pairs.n_eval_narrative": 1, "pairs.n_eval_dialogue": 1,
+              "test_benchmarks": First(1), "test_main": 1, "bigtom_u_pairs": 1,
               "shadow_study.seeds": First(1), "shadow_study.rounds": 1,
               "shadow_study.discovery_size": 4, "shadow_study.trial_size": 4,
               "shadow_study.dev_stories": 30, "shadow_study.final_size": 8,

@@ -185,6 +185,28 @@ show_chart(audit.trial_gain_chart(verdicts) if no_gain is None
            else note_chart('Trial gain of valid and invalid rules', no_gain), out / 'trial_gain')
 
 # %% [markdown]
+# ## Figure 7 from the loops' audited candidates
+#
+# CogRSI Figure 7a-c from the model loops' own candidates (`loops_run`): each candidate the loops stage replayed under every registration rule (1-point margin, 3-point margin with the cohort rule, and the counterfactual gate on top), joined with the verdict this stage gave its text. 7a: the invalid share among the decided candidates each rule keeps; 7b: trial gain of valid against invalid candidates; 7c: the kept libraries' entries by verdict after each round. The loops stage draws the same figure from its symbolic study (hand-written rules executed as code, no model): a simulation, kept beside this. On the CPU default the loops propose a few candidates and the small model's translations rarely agree, so few or none are decided: the shares are then empty, which says so.
+
+# %%
+if p.loops_run:
+    from IPython.display import display
+
+    from cogrsi_lib.loops.shadow import audited_figure7
+
+    fig7 = audited_figure7(root / p.loops_run, verdicts)
+    titles = {'figure7a': 'Figure 7a (loops\' candidates, audited): invalid share of the '
+                          'candidates each registration rule keeps',
+              'figure7b': 'Figure 7b (loops\' candidates, audited): trial gain of valid and '
+                          'invalid candidates',
+              'figure7c': 'Figure 7c (loops\' candidates, audited): the kept libraries\' '
+                          'entries by verdict after each round'}
+    for name, table in fig7.items():
+        write_table(table, out / f'{name}_loops', title=titles[name])
+    display(fig7['figure7a'], fig7['figure7b'])
+
+# %% [markdown]
 # ## Counterexample replay
 #
 # Each shared counterexample of an invalid rule is rendered as a story; the reader answers it without a principle and with the rule as its principle, and so do random control questions (§5.4: 8.6% of 1,139 turned wrong vs 2.8% of 176 controls).

@@ -92,12 +92,13 @@ replies
 # %% [markdown]
 # ## Table 1: who writes the principle
 #
-# Dev.: accuracy on the final cohort of unseen development questions (mean over seeds; GEPA selects on its own validation split, so its Dev. is left out). Gate pairs: pair validity on the gate split; own pairs: on the held-out evaluation split. Test Main, BigToM-U and the audit's invalid share are not computed by this stage.
+# Dev.: accuracy on the final cohort of unseen development questions (mean over seeds; GEPA selects on its own validation split, so its Dev. is left out). Gate pairs: pair validity on the gate split; own pairs: on the held-out evaluation split. Test Main: each final principle on the first `test_main` questions of each of `test_benchmarks`' main test sample (S3), each benchmark by its own rule, the mean over the benchmarks (`test_main.parquet` per benchmark). BigToM-U: pair validity on the first `bigtom_u_pairs` of BigToM-U's 800 pairs (`bigtom_u.parquet`, flip and same pairs apart). No loop sees either. The audit's invalid share is computed by the `audit` stage, which runs after this one. On the CPU default these are a few questions and pairs, near chance: the table's shape, not the paper's result.
 
 # %%
 dev_arms = [a for a in run.arms if a != 'gepa']
 t1 = report.table1(run.final_scores, run.gate_pairs, run.eval_pairs, run.arms,
-                   candidates=run.candidates, dev_comparable=dev_arms)
+                   candidates=run.candidates, dev_comparable=dev_arms,
+                   test_main=run.test_main, bigtom_u=run.bigtom_u)
 write_table(t1, out / 'table1', title='Who writes the principle (development data)')
 t1
 
@@ -162,6 +163,7 @@ rules7 = shadow.shadow_rules(p.delta, p.min_nonneg, p.loose_delta)
 live = shadow.replay_live(run.candidates, {a.name: a for a in cfg.arm_configs()})
 write_table(live, out / 'shadow_live', title='Shadow replay of each arm\'s own rule against the live decision')
 model_shadow = shadow.replay(run.candidates, rules7)
+model_shadow.write_parquet(out / shadow.REPLAY_FILE)  # the audit's Figure 7 reads it
 model_kept = (model_shadow.group_by('arm', 'rule', maintain_order=True)
               .agg(candidates=pl.len(), kept=pl.col('kept').sum(), wins=pl.col('wins').sum(),
                    gate_logged=pl.col('gate_logged').sum()))

@@ -35,6 +35,9 @@ class AuditParams(ModelStageParams, AuditSettings):
     #: ``handwritten``, a candidates file (rule_id, text, ...; the loops stage writes
     #: reports/loops/audit_candidates.parquet), or a list of them (cogrsi_lib/audit/rules.py)
     rules: str | NonEmptyList[str] = "handwritten"
+    #: the loops stage's outputs (``reports/loops``): Figure 7a-c from its candidates, each
+    #: replayed under every registration rule, with their verdicts here (null: not drawn)
+    loops_run: str | None = None
     replay: ReplaySettings = ReplaySettings()
     check_expected: bool = True
     structured: bool = True

@@ -3,9 +3,10 @@
 The loops only ever see development data: oracle-generated stories (:func:`oracle_dev_items`,
 drawn with their own seed, apart from the audit's worlds, by default restricted to
 ExploreToM's situations: :mod:`cogrsi_lib.oracle.situations`) and the S1 (development) split of
-any benchmark whose manifest is present (:func:`bench_dev_items`). The test samples S2-S4 are
-never read here. :func:`pair_items` turns counterfactual pair records (the gate split) into
-reader items.
+any benchmark whose manifest is present (:func:`bench_dev_items`). Only the final principles
+are scored on test data, for Table 1: the main test sample S3 (:func:`manifest_items`) and
+BigToM-U's pairs (:func:`bigtom_u_items`); no loop sees them. :func:`pair_items` turns
+counterfactual pair records (the gate split) into reader items.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 
 #: the only benchmark split the loops may read (App. E.2: S1 is the development data)
 DEV_SPLIT = "S1"
+#: the main test sample (App. E.2), read only to score the final principles (Table 1)
+TEST_SPLIT = "S3"
 
 
 def question_group(kind: str, depth: int, false_belief: bool) -> str:
@@ -75,6 +78,15 @@ def oracle_dev_items(n_stories: int, seed: int, *, max_depth: int = 2, min_depth
 
 def bench_dev_items(benchmarks: Sequence[str], manifest_dir: str | Path) -> list[ReaderItem]:
     """The S1 (development) items of each benchmark, from ``<manifest_dir>/<name>.json``."""
+    return [item.with_meta(group=f"{item.meta['source']}/{item.meta.get('question_type') or 'all'}")
+            for item in manifest_items(benchmarks, manifest_dir, DEV_SPLIT)]
+
+
+def manifest_items(benchmarks: Sequence[str], manifest_dir: str | Path, split: str,
+                   n: int | None = None) -> list[ReaderItem]:
+    """The first ``n`` (all: None) items of sample ``split`` of each benchmark, from its
+    manifest ``<manifest_dir>/<name>.json`` (drawn by the ``benchmarks`` stage), whose source
+    is the benchmark's name."""
     from cogrsi_lib import bench
     from cogrsi_lib.bench.manifest import read_manifest, select
 
@@ -83,12 +95,26 @@ def bench_dev_items(benchmarks: Sequence[str], manifest_dir: str | Path) -> list
         path = Path(manifest_dir) / f"{name}.json"
         if not path.is_file():
             raise FileNotFoundError(f"no manifest {path}; draw one with `cogrsi bench manifest`")
-        manifest = read_manifest(path)
-        for it in select(bench.load(name), manifest, DEV_SPLIT):
-            item = from_bench_item(it)
-            out.append(item.with_meta(
-                source=name, group=f"{name}/{item.meta.get('question_type') or 'all'}"))
+        chosen = select(bench.load(name), read_manifest(path), split)[:n]
+        out += [from_bench_item(it).with_meta(source=name) for it in chosen]
     return out
+
+
+def bigtom_u_items(n_pairs: int) -> tuple[list[ReaderItem], list[tuple[str, str, str, str]]]:
+    """The first ``n_pairs`` BigToM-U pairs (CogRSI App. G,
+    :func:`cogrsi_lib.bench.bigtom.bigtom_u_pairs`: pair id, kind, the ids of its two
+    versions) and the reader items of their versions, whose source is ``bigtom``."""
+    from cogrsi_lib import bench
+    from cogrsi_lib.bench.bigtom import bigtom_u_pairs
+
+    if n_pairs <= 0:
+        return [], []
+    loaded = bench.load("bigtom")
+    pairs = bigtom_u_pairs(loaded)[:n_pairs]
+    wanted = {v for _, _, a, b in pairs for v in (a, b)}
+    items = [from_bench_item(it).with_meta(source="bigtom") for it in loaded
+             if str(it.id) in wanted]
+    return items, pairs
 
 
 def pair_items(records: pl.DataFrame) -> list[ReaderItem]:

@@ -93,6 +93,13 @@ class LoopsParams(ModelStageParams):
     pairs: PairSplits = PairSplits(n_gate_narrative=8, n_gate_dialogue=4, n_eval_narrative=8,
                                    n_eval_dialogue=4)
     eval_pairs: bool = True
+    #: Table 1's Test Main and BigToM-U columns (CogRSI §5.2): every final principle (none,
+    #: expert, each arm's) on the first ``test_main`` questions of each of
+    #: ``test_benchmarks``' main test sample (S3, from ``manifest_dir``; Main: the mean over
+    #: them) and on the first ``bigtom_u_pairs`` BigToM-U pairs (800: all)
+    test_benchmarks: list[str] = []
+    test_main: NonNegativeInt = 0
+    bigtom_u_pairs: NonNegativeInt = 0
     shadow: bool = True  # the counterfactual gate on every candidate of every arm, logged
     #: the symbolic shadow-registration study (Figure 7); ``dev_situations``, ``delta``,
     #: ``min_nonneg`` and ``gate_tolerance`` are this section's unless given; null skips it
@@ -114,6 +121,12 @@ class LoopsParams(ModelStageParams):
     noise_sd: float = 2.7
     noise_rounds: int = 100000
     structured: bool = True
+
+    @model_validator(mode="after")
+    def _test_sample_named(self) -> Any:
+        if self.test_main and not self.test_benchmarks:
+            raise ValueError("test_main asks for test questions: name their test_benchmarks")
+        return self
 
     @model_validator(mode="after")
     def _arms_fit(self) -> Any:

@@ -2,7 +2,8 @@
 
 ``records.parquet`` (:data:`RECORDS`) holds the final cohort, answered under every learned
 principle, no principle and the expert principle, for every seed (``cohort`` ``final``,
-``system`` the principle's label: an arm, ``none``, ``expert`` or ``gepa``); with
+``system`` the principle's label: an arm, ``none``, ``expert`` or ``gepa``), and the same
+principles' answers on Table 1's test questions (``cohort`` ``test_main`` or ``bigtom_u``); with
 ``log_items`` also every round's cohorts as each loop answered them (``system`` the arm,
 ``round``, ``cohort`` ``discovery``/``trial<k>``/``gate_pairs``, ``role`` ``incumbent`` or
 ``candidate``, and the candidate's index), which each loop first writes with its round
@@ -63,11 +64,12 @@ def round_records(records: Sequence[ItemRecord], known: Iterable[ReaderItem], ar
 
 
 def final_records(answers: Mapping[str, Sequence[ItemRecord]], items: Sequence[ReaderItem],
-                  principles: Mapping[str, str], seed: int) -> pl.DataFrame:
-    """The final cohort's answers under each labelled principle (``answers[label]``: one
-    record per item of ``items``)."""
+                  principles: Mapping[str, str], seed: int, cohort: str = FINAL
+                  ) -> pl.DataFrame:
+    """The final cohort's (or Table 1's test questions': ``cohort``) answers under each
+    labelled principle (``answers[label]``: one record per item of ``items``)."""
     parts = [item_records(answers[label], items, run=seed, system=label,
-                          principle_id=principle_id(text), cohort=FINAL)
+                          principle_id=principle_id(text), cohort=cohort)
              for label, text in principles.items()]
     return pl.concat(parts) if parts else RECORDS.empty()
 

@@ -76,14 +76,18 @@ def _mean_by(scores: pl.DataFrame, value: str, out: str) -> pl.DataFrame:
 
 def table1(final_scores: pl.DataFrame, gate_pairs: pl.DataFrame, eval_pairs: pl.DataFrame | None,
            arms: Mapping[str, str], candidates: pl.DataFrame | None = None,
-           dev_comparable: Sequence[str] | None = None) -> pl.DataFrame:
+           dev_comparable: Sequence[str] | None = None, test_main: pl.DataFrame | None = None,
+           bigtom_u: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per principle source: ``none``, ``expert`` and each arm (means over seeds).
 
     ``final_scores``: label, seed, correct; ``gate_pairs``/``eval_pairs``: label, seed,
     pair_validity; ``arms``: label -> registration text; ``candidates``: the loops'
     candidates (for the number of texts each arm proposed and admitted).
     ``dev_comparable``: labels whose Dev. is shown (GEPA selects on its own validation split,
-    so its Dev. is not comparable and is left out, as in the paper).
+    so its Dev. is not comparable and is left out, as in the paper). ``test_main``: label,
+    seed, benchmark, score (Test Main: the mean over the benchmarks, then over seeds);
+    ``bigtom_u``: label, seed, pair_validity. ``invalid_rules`` (the share of an arm's rules
+    with a formal counterexample) is the audit's, which runs after this stage: empty here.
     """
     labels = list(REFERENCE_ROWS) + [a for a in arms if a not in REFERENCE_ROWS]
     rows = pl.DataFrame({"label": labels,
@@ -105,8 +109,15 @@ def table1(final_scores: pl.DataFrame, gate_pairs: pl.DataFrame, eval_pairs: pl.
             (pl.col("written").str.len_chars() > 0).sum().alias("proposed"),
             pl.col("admitted").sum().alias("admitted")).rename({"arm": "label"})
         out = out.join(counts, on="label", how="left", maintain_order="left")
-    return out.with_columns(test_main=pl.lit(None, pl.Utf8), bigtom_u=pl.lit(None, pl.Utf8),
-                            invalid_rules=pl.lit(None, pl.Utf8))
+    for scores, value, name in ((test_main, "score", "test_main"),
+                                (bigtom_u, "pair_validity", "bigtom_u")):
+        if scores is not None and scores.height:
+            out = out.join(_mean_by(scores, value, name), on="label", how="left",
+                           maintain_order="left")
+        else:
+            out = out.with_columns(pl.lit(None, pl.Float64).alias(name),
+                                   pl.lit(None, pl.UInt32).alias(f"{name}_seeds"))
+    return out.with_columns(invalid_rules=pl.lit(None, pl.Float64))
 
 
 def comparisons(final_scores: pl.DataFrame, pairs: Sequence[tuple[str, str]],

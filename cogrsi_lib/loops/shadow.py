@@ -15,7 +15,9 @@ A rule *keeps* a candidate when the candidate passes it (Figure 7a counts kept c
 rule keeps. :func:`replay_live` replays each arm's own rule from the log and must give the
 winner the loop admitted. :func:`kept_validity` (Figure 7a), :func:`gain_by_validity`
 (Figure 7b) and :func:`library_by_round` (Figure 7c) join the candidates and the kept
-libraries with the semantic audit's verdicts.
+libraries with the semantic audit's verdicts: of the symbolic study's bank (:func:`figure7`,
+in the loops stage) and, in the audit stage, of the model loops' own candidates
+(:func:`audited_figure7`, from the loops' :data:`REPLAY_FILE`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
@@ -249,3 +252,25 @@ def figure7(candidates: pl.DataFrame, verdicts: pl.DataFrame, rules: Sequence[Sh
         out["figure7c"] = library_by_round(rounds, verdicts)
     out["invalid_situations"] = situation_split(verdicts)
     return out
+
+
+#: the loops stage's replay of its candidates under each rule (:func:`replay`), for the audit
+REPLAY_FILE = "shadow_replay.parquet"
+
+
+def audited_figure7(run_dir: str | Path, verdicts: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Figure 7a-c of a loops run's own candidates (its :data:`REPLAY_FILE`,
+    ``candidates.parquet`` and ``rounds.parquet``) with the audit's ``verdicts`` of their
+    texts: what each registration rule keeps, trial gain by verdict, the kept libraries by
+    round (the tables of :func:`figure7` without the live replay and the situation split)."""
+    run_dir = Path(run_dir)
+    paths = {name: run_dir / name for name in (REPLAY_FILE, "candidates.parquet",
+                                               "rounds.parquet")}
+    missing = [str(p) for p in paths.values() if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"not a loops run (run the loops stage first): no {missing[0]}")
+    frames = {name: pl.read_parquet(path) for name, path in paths.items()}
+    return {"figure7a": kept_validity(with_verdicts(frames[REPLAY_FILE], verdicts)),
+            "figure7b": gain_by_validity(with_verdicts(frames["candidates.parquet"], verdicts)),
+            "figure7c": library_by_round(frames["rounds.parquet"], verdicts)}
+

@@ -21,8 +21,8 @@ symbolic study whose audited candidates give Figure 7.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,13 +33,23 @@ from cogrsi_lib.llm.together import run_together, serves_concurrently
 from cogrsi_lib.loops.arms import ArmConfig
 from cogrsi_lib.loops.builder import Builder, BuilderLimits, arm_seed
 from cogrsi_lib.loops.cohorts import schedule
-from cogrsi_lib.loops.devdata import bench_dev_items, oracle_dev_items, pair_items
+from cogrsi_lib.loops.devdata import (
+    TEST_SPLIT,
+    bench_dev_items,
+    bigtom_u_items,
+    manifest_items,
+    oracle_dev_items,
+    pair_items,
+)
 from cogrsi_lib.loops.engine import Loop
 from cogrsi_lib.loops.evaluate import (
+    bigtom_u_scores,
+    cohort_records,
     heldout_candidates,
     pair_scores,
     reference_principles,
     score_principles,
+    score_test_main,
 )
 from cogrsi_lib.loops.gates import AuditRegistrationGate, CounterfactualGate, Gate
 from cogrsi_lib.loops.gepa_arm import run_gepa
@@ -63,24 +73,34 @@ StageConfig = LoopsParams
 
 @dataclass
 class StageData:
+    """The loops' development pool and pair splits, and the test questions (main test
+    sample, BigToM-U's versions and pairs) only the final principles are scored on."""
+
     pool: list[ReaderItem]
     gate: pl.DataFrame
     eval: pl.DataFrame
+    test_main: list[ReaderItem] = field(default_factory=list)
+    bigtom_u: list[ReaderItem] = field(default_factory=list)
+    bigtom_u_pairs: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 def stage_data(cfg: StageConfig) -> StageData:
-    """Development pool (oracle stories, plus S1 of ``dev_benchmarks``) and pair splits."""
+    """Development pool (oracle stories, plus S1 of ``dev_benchmarks``), pair splits, and
+    Table 1's test questions (S3 of ``test_benchmarks``, BigToM-U)."""
     from cogrsi_lib.pairs.records import build_splits
     from cogrsi_lib.pipeline import repo_path
 
     pool = oracle_dev_items(cfg.dev_stories, cfg.dev_seed, max_depth=cfg.dev_max_depth,
                             config=sampler_config(cfg.dev_situations))
+    mdir = Path(cfg.manifest_dir)
+    mdir = mdir if mdir.is_absolute() else repo_path(cfg.manifest_dir)
     if cfg.dev_benchmarks:
-        mdir = Path(cfg.manifest_dir)
-        pool += bench_dev_items(cfg.dev_benchmarks, mdir if mdir.is_absolute()
-                                else repo_path(cfg.manifest_dir))
+        pool += bench_dev_items(cfg.dev_benchmarks, mdir)
     splits = build_splits(**cfg.pairs.model_dump())
-    return StageData(pool, splits["gate"], splits["eval"])
+    test = (manifest_items(cfg.test_benchmarks, mdir, TEST_SPLIT, cfg.test_main)
+            if cfg.test_main else [])
+    return StageData(pool, splits["gate"], splits["eval"], test,
+                     *bigtom_u_items(cfg.bigtom_u_pairs))
 
 
 def make_backend(cfg: StageConfig, data: StageData) -> Backend:
@@ -89,7 +109,8 @@ def make_backend(cfg: StageConfig, data: StageData) -> Backend:
     from cogrsi_lib.pipeline import find_repo_root
 
     def world() -> Backend:
-        return ScriptedWorld(data.pool + pair_items(data.gate) + pair_items(data.eval)).backend()
+        return ScriptedWorld(data.pool + pair_items(data.gate) + pair_items(data.eval)
+                             + data.test_main + data.bigtom_u).backend()
 
     return cfg.model.build(find_repo_root(), {"default": world})
 
@@ -157,6 +178,8 @@ class StageRun:
     gepa: pl.DataFrame
     principles: pl.DataFrame
     arms: dict[str, str]
+    test_main: pl.DataFrame = field(default_factory=pl.DataFrame)
+    bigtom_u: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     @property
     def final_scores(self) -> pl.DataFrame:
@@ -182,7 +205,7 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
     together = serves_concurrently(backend)
     parts: dict[str, list[pl.DataFrame]] = {k: [] for k in (
         "rounds", "candidates", "cohorts", "replies", "final", "items", "heldout", "gate",
-        "eval", "gepa", "principles")}
+        "eval", "test_main", "bigtom_u", "tested", "gepa", "principles")}
     scheds = {seed: schedule(data.pool, seed, cfg.rounds, cfg.discovery_size, cfg.trial_size,
                              cfg.n_trials, cfg.final_size) for seed in cfg.seeds}
     # one evaluator per seed: the held-out and final scores of its arms share its answers
@@ -231,20 +254,9 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
          for s, n in keys], together), strict=True))
 
     def score_seed(seed: int) -> dict[str, pl.DataFrame]:
-        evaluator = evaluators[seed]
         learned = dict(reference_principles())
         learned.update({name: done[(seed, name)][0] for s, name in keys if s == seed})
-        scores = {"final": score_principles(evaluator, scheds[seed]["final"], learned, seed),
-                  "gate": pair_scores(evaluator, data.gate, learned)
-                  .with_columns(seed=pl.lit(seed))}
-        if cfg.eval_pairs:
-            scores["eval"] = (pair_scores(evaluator, data.eval, learned)
-                              .with_columns(seed=pl.lit(seed)))
-        scores["principles"] = pl.DataFrame({
-            "seed": [seed] * len(learned), "label": list(learned),
-            "principle": list(learned.values()),
-            "words": [len(t.split()) for t in learned.values()]})
-        return scores
+        return score_learned(cfg, data, evaluators[seed], learned, scheds[seed]["final"], seed)
 
     scored = run_together([lambda s=s: score_seed(s) for s in cfg.seeds], together)
     for seed, scores in zip(cfg.seeds, scored, strict=True):
@@ -261,9 +273,36 @@ def run_stage(cfg: StageConfig, data: StageData, out: str | Path,
     arm_text = {a.name: a.describe() for a in arms}
     if cfg.run_gepa:
         arm_text[GEPA] = f"GEPA (Pareto), {cfg.gepa_budget} reader evaluations"
+    records = stage_records(parts["final"] + parts["tested"] + parts["items"])
     return StageRun(cat("rounds"), cat("candidates"), cat("cohorts"), cat("replies"),
-                    stage_records(parts["final"] + parts["items"]), cat("heldout"),
-                    cat("gate"), cat("eval"), cat("gepa"), cat("principles"), arm_text)
+                    records, cat("heldout"), cat("gate"), cat("eval"), cat("gepa"),
+                    cat("principles"), arm_text, cat("test_main"), cat("bigtom_u"))
+
+
+def score_learned(cfg: StageConfig, data: StageData, evaluator: Scorer,
+                  learned: Mapping[str, str], final: Sequence[ReaderItem], seed: int
+                  ) -> dict[str, pl.DataFrame]:
+    """Seed ``seed``'s principles (label -> text) on everything no loop saw: the final
+    cohort, the pair splits, Table 1's test questions (scores and records), and the texts."""
+    scores = {"final": score_principles(evaluator, final, learned, seed),
+              "gate": pair_scores(evaluator, data.gate, learned).with_columns(seed=pl.lit(seed))}
+    if cfg.eval_pairs:
+        scores["eval"] = (pair_scores(evaluator, data.eval, learned)
+                          .with_columns(seed=pl.lit(seed)))
+    if data.test_main:
+        scores["test_main"] = (score_test_main(evaluator, data.test_main, learned)
+                               .with_columns(seed=pl.lit(seed)))
+    if data.bigtom_u:
+        scores["bigtom_u"] = (bigtom_u_scores(evaluator, data.bigtom_u, data.bigtom_u_pairs,
+                                              learned).with_columns(seed=pl.lit(seed)))
+    scores["tested"] = pl.concat([
+        cohort_records(evaluator, items, learned, seed, cohort)
+        for cohort, items in (("test_main", data.test_main), ("bigtom_u", data.bigtom_u))
+        if items] or [RECORDS.empty()])
+    scores["principles"] = pl.DataFrame({
+        "seed": [seed] * len(learned), "label": list(learned),
+        "principle": list(learned.values()), "words": [len(t.split()) for t in learned.values()]})
+    return scores
 
 
 def write_logs(run: StageRun, out: str | Path) -> list[Path]:
@@ -272,7 +311,7 @@ def write_logs(run: StageRun, out: str | Path) -> list[Path]:
     out = Path(out)
     paths = [RECORDS.write(run.records, out)]
     for name in ("rounds", "candidates", "cohorts", "replies", "heldout", "gate_pairs",
-                 "eval_pairs", "gepa", "principles"):
+                 "eval_pairs", "test_main", "bigtom_u", "gepa", "principles"):
         df: pl.DataFrame = getattr(run, name)
         p = out / f"{name}.parquet"
         df.write_parquet(p)

@@ -182,4 +182,4 @@ def ladder_chart(table: pl.DataFrame) -> alt.FacetChart:
         x="accuracy:Q", text="label:N")
     return ((rule + point + n_text).properties(width=280, height=alt.Step(30))
             .facet(row=alt.Row("source:N", title=None))
-            .properties(title="PDDL-Mind ladder by variant"))
+            .properties(title="PDDL-Mind's ladder and Table 2's baselines, by system"))

@@ -113,6 +113,17 @@ def _judge(name: str, item: Any, answer: str | None) -> Any:
     return bench.get(name).judge(item, answer or "")
 
 
+def item_score(item: ReaderItem, record: Any) -> float:
+    """A record's score by its item's rule: a benchmark item's own verdict on the answer (its
+    original in ``meta["original"]``, judged by the benchmark named by ``meta["source"]``,
+    else by its own benchmark), any other item 1 when the answer is its gold, else 0."""
+    original = item.meta.get("original")
+    if original is None:
+        return 1.0 if record.correct else 0.0
+    name = str(item.meta.get("source") or original.benchmark)
+    return float(_judge(name, original, record.answer).value)
+
+
 @dataclass
 class ReaderEval:
     """Per-item rows of every system, with pair validity per system and timings."""
@@ -404,11 +415,7 @@ def evaluate_items(
     for item, rec in done:
         row = rec.to_row()
         meta = {k: item.meta.get(k) for k in _META}
-        original = item.meta.get("original")
-        if original is None:
-            score = 1.0 if row["correct"] else 0.0
-        else:
-            score = float(_judge(meta["source"], original, rec.answer).value)
+        score = item_score(item, rec)
         rows.append({**{k: (None if v is None else str(v)) for k, v in meta.items()},
                      **row, "run": run, "score": score, **item.text_columns()})
     pairs = pair_records if pair_records is not None else pl.DataFrame(schema=SCHEMA)
@@ -424,6 +431,7 @@ __all__ = [
     "cost_accuracy_chart",
     "evaluate",
     "evaluate_items",
+    "item_score",
     "load_bench_heads",
     "pair_items",
     "run_systems",

@@ -102,6 +102,8 @@ def test_requests_are_spread_over_the_endpoint_list(vllm_server) -> None:
 #: the stages that call models, rehearsed from params.gpu.yaml at the smallest scale
 #: (reader_eval also runs at its full CPU setting on an engine of its own: ``slow``)
 REHEARSED = ("scorecard", "reader_eval", "loops", "audit", "pddl_mind", "harness")
+#: model-free stages the rehearsed ones read (the loops' test manifests), rehearsed with them
+UPSTREAM = ("benchmarks",)
 #: each rehearsed stage's models, as the budget names them (params.gpu.yaml)
 READER, LLAMA = "Qwen/Qwen3.5-35B-A3B-FP8", "meta-llama/Llama-3.3-70B-Instruct"
 MODELS = {"scorecard": {READER, LLAMA, "Qwen/Qwen3.5-9B"},
@@ -151,7 +153,8 @@ def stage_runs(request, tmp_path_factory) -> dict:
         start("rehearsal", folder, ["rehearse", "--params", str(root / "params.gpu.yaml"),
                                     "--server", url, "--out", str(folder / "out"),
                                     "--jobs", str(len(REHEARSED)),
-                                    *[a for s in REHEARSED for a in ("--stage", s)]])
+                                    *[a for s in (*UPSTREAM, *REHEARSED)
+                                      for a in ("--stage", s)]])
     if FULL_SIZE in selected:
         request.getfixturevalue("weights")
         folder = tmp_path_factory.mktemp("stage-reader_eval")

@@ -159,3 +159,33 @@ def test_gain_difference_interval_follows_the_samples():
     assert interval([0, 2, 4], [1, 2, 3]) == interval([0, 2, 4], [1, 2, 3])  # seeded
     diff, lo, hi = interval([2], [0, 1])  # one valid candidate: a mean, no interval
     assert diff == pytest.approx(1.5) and lo is None and hi is None
+
+
+def test_figure7_of_a_loops_run_s_own_candidates_with_the_audit_s_verdicts(tmp_path):
+    from cogrsi_lib.loops.stage import write_logs
+
+    cfg = load("loops", {**TINY, "arms": ["accuracy_library", "gated_library"], "rounds": 3,
+                         "shadow": True})
+    run = run_stage(cfg, stage_data(cfg), tmp_path)
+    write_logs(run, tmp_path)
+    replayed = shadow.replay(run.candidates, shadow.shadow_rules())
+    replayed.write_parquet(tmp_path / shadow.REPLAY_FILE)
+    texts = sorted(set(t for t in run.candidates["written"] if t))
+    assert len(texts) >= 2
+    verdicts = pl.DataFrame({"text": texts, "verdict": ["invalid" if k % 2 else "valid"
+                                                        for k in range(len(texts))]})
+    fig = shadow.audited_figure7(tmp_path, verdicts)
+    for row in fig["figure7a"].iter_rows(named=True):
+        kept = replayed.filter((pl.col("rule") == row["rule"]) & pl.col("kept"))
+        of = dict(zip(verdicts["text"], verdicts["verdict"], strict=True))
+        found = [of.get(t) if t else None for t in kept["written"]]
+        assert row["kept"] == kept.height
+        assert (row["invalid"], row["valid"]) == (found.count("invalid"), found.count("valid"))
+    gains = fig["figure7b"].filter(pl.col("verdict") == "valid").row(0, named=True)
+    valid = run.candidates.filter(pl.col("written").is_in(texts[0::2]))
+    assert gains["n"] == valid.height
+    assert fig["figure7c"].select("arm", "round").rows() == [
+        (arm, r) for arm in ("accuracy_library", "gated_library") for r in range(3)]
+    (tmp_path / shadow.REPLAY_FILE).unlink()
+    with pytest.raises(FileNotFoundError, match="run the loops stage first"):
+        shadow.audited_figure7(tmp_path, verdicts)
