@@ -123,14 +123,14 @@ table2
 # %% [markdown]
 # ## Perception or reasoning? (Table 27)
 #
-# CogRSI Table 27 gives each system its perceivers from a gold annotation instead of its own perception call, nothing else changed (`cogrsi_lib/baselines/gold_perceivers.py`). Here the gold perceivers are the oracle's own: every first- and second-order belief about the evaluation pairs' narrative worlds, whose stories the oracle renders with who perceived each line (`cogrsi_lib/reader/gold.py`), taken in turn over the table's four columns (FB/TB: false/true belief; 1/2: first/second order). Percept-ToMi, the paper's source, has no licence and is not shipped: `gold_perceivers.percept_tomi` reads its first questions where its files are. Self-consistency never calls perception, so its gold row asks the same requests and is a control. Each model's runs are pooled; every record is in `gold_perceivers/records.parquet`. On the CPU default the rows are a handful of questions near chance: they show the table's shape, not the paper's result.
+# CogRSI Table 27 gives each system its perceivers from a gold annotation instead of its own perception call, nothing else changed (`cogrsi_lib/baselines/gold_perceivers.py`). Here the gold perceivers are the oracle's own: every first- and second-order belief about the narrative worlds of the oracle's evaluation split, whose stories the oracle renders with who perceived each line (`cogrsi_lib/reader/gold.py`), taken in turn over the table's four columns (FB/TB: false/true belief; 1/2: first/second order). Percept-ToMi, the paper's source, has no licence and is not shipped: `gold_perceivers.percept_tomi` reads its first questions where its files are. Self-consistency never calls perception, so its gold row asks the same requests and is a control. Each model's runs are pooled; every record is in `gold_perceivers/records.parquet`. On the CPU default the rows are a handful of questions near chance: they show the table's shape, not the paper's result.
 
 # %%
 from cogrsi_lib.baselines.gold_perceivers import gold_perceivers_table, with_and_without_gold
 from cogrsi_lib.reader.gold import gold_items
 
 g = p.gold_perceivers
-perceiver_questions = gold_items(pair_records, g.n_questions, g.percept_tomi)
+perceiver_questions = gold_items(split, g.n_questions, g.percept_tomi)  # the whole eval split
 gold_cells = []
 for cell in p.cells():
     paired_systems = with_and_without_gold(g.systems, backends[cell.index], p.reader(cell.run),
@@ -145,8 +145,7 @@ table27 = gold_perceivers_table(gold_runs)
 write_table(table27, out / 'paper_table27',
             title="CogRSI Table 27: each system with its own perception call (model) and with "
                   "gold perceivers (gold); accuracy by column, each model's runs pooled",
-            why_empty='no questions with gold perceivers (`gold_perceivers.n_questions` and '
-                      '`percept_tomi` are 0)')
+            why_empty='`gold_perceivers.n_questions` and `percept_tomi` are 0')
 table27
 
 # %%

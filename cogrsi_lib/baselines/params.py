@@ -19,10 +19,10 @@ from cogrsi_lib.settings import NonEmptyList, Settings
 class GoldPerceiversParams(Settings):
     """CogRSI Table 27 (:mod:`cogrsi_lib.baselines.gold_perceivers`): each of ``systems``
     with its own perception call and with gold perceivers, on ``n_questions`` oracle
-    questions (every first- and second-order belief about the evaluation pairs' narrative
-    worlds, in turn over Table 27's four columns) and on the first ``percept_tomi``
-    Percept-ToMi questions (not shipped: read where its files are, the stage stopping when
-    they are absent; 0 reads none)."""
+    questions (every first- and second-order belief about the narrative worlds of the
+    oracle's evaluation split, in turn over Table 27's four columns) and on the first
+    ``percept_tomi`` Percept-ToMi questions (not shipped: read where its files are, the stage
+    stopping when they are absent; 0 reads none)."""
 
     n_questions: NonNegativeInt = 4
     percept_tomi: NonNegativeInt = 0

@@ -109,8 +109,12 @@ def perceiver_items(records: pl.DataFrame, n: int) -> list[ReaderItem]:
     """``n`` oracle questions with gold perceivers from the narrative versions of
     ``records`` (pair records), taken in turn from Table 27's four cells (FB1, TB1, FB2,
     TB2) in the records' order, so a small setting fills every cell it can."""
+    narrative = records.filter(pl.col("form") == "narrative")
+    if n > 0 and not narrative.height:
+        raise GoldPerceiversError(f"{n} questions with gold perceivers asked for, but the pair "
+                                  "records hold no narrative version to ask them about")
     cells: dict[tuple[int, bool], list[ReaderItem]] = {cell: [] for cell in CELLS}
-    for row in records.filter(pl.col("form") == "narrative").iter_rows(named=True):
+    for row in narrative.iter_rows(named=True):
         for item in _version_items(row):
             cells[(item.meta["order"], item.meta["false_belief"])].append(item)
     turns = zip_longest(*cells.values())

@@ -187,3 +187,10 @@ def test_asking_for_percept_tomi_where_it_is_absent_stops_naming_where_it_looked
     with pytest.raises(FileNotFoundError, match=f"Percept-ToMi: missing .* under {tmp_path}"):
         gold_items(hand_records(), 4, percept_tomi=2)
     assert len(gold_items(hand_records(), 4)) == 4
+
+
+def test_questions_asked_of_records_without_a_narrative_version_stop_the_run(records) -> None:
+    dialogue = records.filter(pl.col("form") == "dialogue")
+    with pytest.raises(GoldPerceiversError, match="no narrative version"):
+        perceiver_items(dialogue, 4)
+    assert perceiver_items(dialogue, 0) == []
