@@ -243,17 +243,18 @@ def read_upstream(params: dict[str, Any], stages: Sequence[str], out: Path
                   ) -> dict[str, set[str]]:
     """Point every file a rehearsed stage reads from another rehearsed stage's reports
     (:func:`cogrsi_lib.dvc_graph.map_files`, e.g. the audit's ``rules`` from
-    ``reports/loops``) at that stage's rehearsal output, in place; returns each stage's
+    ``reports/loops``, or its ``loops_run``, that whole folder) at that stage's rehearsal
+    output, in place; returns each stage's
     upstream stages, which it runs after."""
     from cogrsi_lib.dvc_graph import map_files
 
     upstream: dict[str, set[str]] = {s: set() for s in stages}
     for stage in stages:
         def moved(value: str, stage: str = stage) -> str:
-            parts = value.split("/", 2)
-            if len(parts) == 3 and parts[0] == "reports" and parts[1] in stages:
+            parts = value.rstrip("/").split("/", 2)  # reports/<stage>[/<path>]
+            if len(parts) >= 2 and parts[0] == "reports" and parts[1] in stages:
                 upstream[stage].add(parts[1])
-                return str(out / parts[1] / parts[2])
+                return str(out.joinpath(*parts[1:]))
             return value
 
         map_files(params.get(stage) or {}, moved)

@@ -185,9 +185,9 @@ show_chart(audit.trial_gain_chart(verdicts) if no_gain is None
            else note_chart('Trial gain of valid and invalid rules', no_gain), out / 'trial_gain')
 
 # %% [markdown]
-# ## Figure 7 from the loops' audited candidates
+# ## Figure 7 and Table 1 from the loops' audited candidates
 #
-# CogRSI Figure 7a-c from the model loops' own candidates (`loops_run`): each candidate the loops stage replayed under every registration rule (1-point margin, 3-point margin with the cohort rule, and the counterfactual gate on top), joined with the verdict this stage gave its text. 7a: the invalid share among the decided candidates each rule keeps; 7b: trial gain of valid against invalid candidates; 7c: the kept libraries' entries by verdict after each round. The loops stage draws the same figure from its symbolic study (hand-written rules executed as code, no model): a simulation, kept beside this. On the CPU default the loops propose a few candidates and the small model's translations rarely agree, so few or none are decided: the shares are then empty, which says so.
+# CogRSI Figure 7a-c from the model loops' own candidates (`loops_run`): each candidate the loops stage replayed under every registration rule (1-point margin, 3-point margin with the cohort rule, and the counterfactual gate on top), joined with the verdict this stage gave its text. 7a: the invalid share among the decided candidates each rule keeps; 7b: trial gain of valid against invalid candidates; 7c: the kept libraries' entries by verdict after each round. The loops stage draws the same figure from its symbolic study (hand-written rules executed as code, no model): a simulation, kept beside this. Last, the loops' Table 1 with its invalid-rules column filled from this audit (`paper_table1`). On the CPU default the loops propose a few candidates and the small model's translations rarely agree, so few or none are decided: the shares are then empty or zero, which says so.
 
 # %%
 if p.loops_run:
@@ -204,7 +204,12 @@ if p.loops_run:
                           'entries by verdict after each round'}
     for name, table in fig7.items():
         write_table(table, out / f'{name}_loops', title=titles[name])
-    display(fig7['figure7a'], fig7['figure7b'])
+    # Table 1 whole: the loops' table with this audit's invalid share of each arm's rules
+    table1 = audit.table1_with_invalid_share(root / p.loops_run, by_arm)
+    write_table(table1, out / 'paper_table1',
+                title='CogRSI Table 1: who writes the principle, with the invalid share of '
+                      'each arm\'s rules (points)')
+    display(fig7['figure7a'], fig7['figure7b'], table1)
 
 # %% [markdown]
 # ## Counterexample replay

@@ -235,12 +235,16 @@ def test_bad_input_is_refused_before_anything_is_cleared_or_started(tmp_path) ->
 def test_a_file_read_from_a_rehearsed_stage_comes_from_its_rehearsal_and_after_it(tmp_path):
     from cogrsi_lib.rehearse import read_upstream
 
-    params = {"loops": {}, "audit": {"rules": ["handwritten",
-                                               "reports/loops/audit_candidates.parquet"]},
+    params = {"loops": {"manifest_dir": "reports/benchmarks/manifests"},
+              "audit": {"rules": ["handwritten", "reports/loops/audit_candidates.parquet"],
+                        "loops_run": "reports/loops"},
               "harness": {"model": {"adapter": "reports/train/adapter"}}}
     upstream = read_upstream(params, ["loops", "audit", "harness"], tmp_path)
     assert params["audit"]["rules"] == ["handwritten",
                                         str(tmp_path / "loops" / "audit_candidates.parquet")]
+    assert params["audit"]["loops_run"] == str(tmp_path / "loops")  # a whole folder too
+    # the benchmarks stage is not rehearsed here: its manifests are read where they are
+    assert params["loops"]["manifest_dir"] == "reports/benchmarks/manifests"
     assert params["harness"]["model"]["adapter"] == "reports/train/adapter"  # not rehearsed
     assert upstream == {"loops": set(), "audit": {"loops"}, "harness": set()}
 

@@ -68,6 +68,7 @@ _EXPORTS = {
     "trial_gain_chart": "report",
     "trial_gain_table": "report",
     "verdict_table": "report",
+    "table1_with_invalid_share": "report",
     "verdicts_by_arm": "report",
     "why_no_counterexamples": "report",
     "why_no_trial_gain": "report",

@@ -13,6 +13,7 @@ from cogrsi_lib.audit import (
     handwritten_rules,
     load_rules,
     read_rules,
+    table1_with_invalid_share,
     trial_gain_bins,
     trial_gain_chart,
     trial_gain_table,
@@ -51,6 +52,21 @@ def test_verdicts_by_arm_counts_shares_and_admissions():
     assert t["b"]["invalid_of_decided"] is None and t["b"]["without_code"] == 1
     assert t["b"]["capped"] == 1 and t["b"]["failed_run"] == 2 and t["a"]["failed_run"] == 0
     assert t["all"]["rules"] == 6 and t["all"]["invalid_of_decided"] == pytest.approx(2 / 3)
+
+
+def test_table1_gets_each_arm_s_invalid_share_in_points(tmp_path):
+    pl.DataFrame({"label": ["none", "expert", "a", "b", "c"], "dev": [1.0, 2.0, 3.0, 4.0, 5.0],
+                  "invalid_rules": [None] * 5}, schema_overrides={"invalid_rules": pl.Utf8}
+                 ).write_csv(tmp_path / "table1.csv")
+    by_arm = verdicts_by_arm(verdict_rows(arm=["a", "a", "a", "a", "b", "b"],
+                                          verdict=["invalid", "invalid", "valid", "vacuous",
+                                                   "ambiguous", "ambiguous"]))
+    t = table1_with_invalid_share(tmp_path, by_arm)
+    assert t["label"].to_list() == ["none", "expert", "a", "b", "c"]
+    assert t["invalid_rules"].to_list() == [None, None, 50.0, 0.0, None]
+    assert t.columns[-1] == "invalid_rules" and t["dev"].to_list() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    with pytest.raises(FileNotFoundError, match="run the loops stage first"):
+        table1_with_invalid_share(tmp_path / "nowhere", by_arm)
 
 
 def test_trial_gain_table_difference_interval_and_tv():
