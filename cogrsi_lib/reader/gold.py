@@ -98,8 +98,7 @@ def _version_items(row: dict) -> list[ReaderItem]:
             gold=gold,
             story_id=f"{row['pair_id']}/{row['side']}",
             meta={"source": SOURCE, "pair_id": row["pair_id"], "side": row["side"],
-                  "order": q.depth, "false_belief": false_belief, GOLD_KEY: perceivers,
-                  "question_type": CELLS[(q.depth, false_belief)],
+                  GOLD_KEY: perceivers, "question_type": CELLS[(q.depth, false_belief)],
                   "question_json": json.dumps(q.to_dict(), sort_keys=True)},
         ))
     return items
@@ -113,10 +112,10 @@ def perceiver_items(records: pl.DataFrame, n: int) -> list[ReaderItem]:
     if n > 0 and not narrative.height:
         raise GoldPerceiversError(f"{n} questions with gold perceivers asked for, but the pair "
                                   "records hold no narrative version to ask them about")
-    cells: dict[tuple[int, bool], list[ReaderItem]] = {cell: [] for cell in CELLS}
+    cells: dict[str, list[ReaderItem]] = {label: [] for label in CELLS.values()}
     for row in narrative.iter_rows(named=True):
         for item in _version_items(row):
-            cells[(item.meta["order"], item.meta["false_belief"])].append(item)
+            cells[item.meta["question_type"]].append(item)
     turns = zip_longest(*cells.values())
     picked = [item for turn in turns for item in turn if item is not None]
     return picked[:max(0, n)]
