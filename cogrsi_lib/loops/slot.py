@@ -14,10 +14,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Protocol, runtime_checkable
 
-from cogrsi_lib.llm.flow import run_flows
 from cogrsi_lib.reader.items import ReaderItem
 from cogrsi_lib.reader.records import ItemRecord
-from cogrsi_lib.reader.system import FlowSystem, System, run_system
+from cogrsi_lib.reader.system import System, answer_each
 
 
 @runtime_checkable
@@ -111,21 +110,10 @@ class Scorer:
         return principle, known, waiting, todo, mine
 
     def _run(self, asks: Sequence[tuple[str, Sequence[ReaderItem]]]) -> list[list[ItemRecord]]:
-        """Each (principle, items)'s records: in one stream when every system answers as
-        flows on one backend, else principle by principle in batches."""
-        systems = [self.system.with_principle(p) for p, _ in asks]
-        if len(asks) > 1 and all(isinstance(s, FlowSystem) for s in systems) and len(
-                {id(s.backend) for s in systems}) == 1:  # type: ignore[attr-defined]
-            flows = [s.flow(it) for s, (_, its) in zip(systems, asks, strict=True)  # type: ignore[attr-defined]
-                     for it in its]
-            records = run_flows(systems[0].backend, flows)  # type: ignore[attr-defined]
-            out, pos = [], 0
-            for _, its in asks:
-                out.append(records[pos: pos + len(its)])
-                pos += len(its)
-            return out
-        return [run_system(s, its, self.batch_size)
-                for s, (_, its) in zip(systems, asks, strict=True)]
+        """Each (principle, items)'s records: flow systems on one backend in one stream, any
+        other in batches (:func:`cogrsi_lib.reader.system.answer_each`)."""
+        return answer_each([(self.system.with_principle(p), its) for p, its in asks],
+                           self.batch_size)[0]
 
     def correct(self, principle: str, items: Sequence[ReaderItem]) -> list[bool]:
         """Per item: answered right (an unparsed answer is wrong)."""

@@ -101,16 +101,22 @@ def run_systems(
     systems: Sequence[System], items: Sequence[ReaderItem], batch_size: int = 64
 ) -> tuple[list[list[ItemRecord]], dict[str, float]]:
     """Every system's records on ``items`` (per system, in order) and the wall seconds until
-    each system's last record. Flow systems on one backend run in one stream, all their
-    items' ready calls in flight together; any other system answers in batches."""
-    out: list[list[ItemRecord]] = [[] for _ in systems]
+    each system's last record (:func:`answer_each` with the same items for every system)."""
+    return answer_each([(system, items) for system in systems], batch_size)
+
+
+def answer_each(
+    asks: Sequence[tuple[System, Sequence[ReaderItem]]], batch_size: int = 64
+) -> tuple[list[list[ItemRecord]], dict[str, float]]:
+    """Each (system, items)'s records, in order, and the wall seconds until each system's
+    last record. Flow systems on one backend run in one stream, all their items' ready calls
+    in flight together; any other system answers in batches."""
+    out: list[list[ItemRecord]] = [[] for _ in asks]
     wall: dict[str, float] = {}
-    streams: dict[int, list[int]] = {}  # backend id -> the flow systems on it
-    for k, system in enumerate(systems):
+    streams: dict[int, list[int]] = {}  # backend id -> the flow asks on it
+    for k, (system, items) in enumerate(asks):
         if isinstance(system, FlowSystem):
             streams.setdefault(id(system.backend), []).append(k)
-    for k, system in enumerate(systems):
-        if isinstance(system, FlowSystem):
             continue
         phase("%s: %d items", system.name, len(items))
         t0 = time.perf_counter()
@@ -119,23 +125,23 @@ def run_systems(
             out[k].extend(system.answer_batch(batch))
         wall[system.name] = wall.get(system.name, 0.0) + time.perf_counter() - t0
     for ks in streams.values():
-        for k, recs in zip(ks, _one_stream([systems[k] for k in ks], items, wall),  # type: ignore[misc]
+        for k, recs in zip(ks, _one_stream([asks[k] for k in ks], wall),  # type: ignore[misc]
                            strict=True):
             out[k] = recs
-    for system, recs in zip(systems, out, strict=True):
+    for (system, items), recs in zip(asks, out, strict=True):
         if len(recs) != len(items):
             raise RuntimeError(f"{system.name} returned {len(recs)} records for "
                                f"{len(items)} items")
     return out, wall
 
 
-def _one_stream(systems: Sequence[FlowSystem], items: Sequence[ReaderItem],
+def _one_stream(asks: Sequence[tuple[FlowSystem, Sequence[ReaderItem]]],
                 wall: dict[str, float]) -> list[list[ItemRecord]]:
-    """Flow systems sharing a backend, all items at once: each system's records, and in
-    ``wall`` the seconds until its last one."""
-    names = ", ".join(s.name for s in systems)
-    phase("%s: %d items", names, len(items))
-    owner = [s.name for s in systems for _ in items]
+    """Flow systems sharing a backend, every item of each at once: each ask's records, and
+    in ``wall`` the seconds until each system's last one."""
+    names = ", ".join(dict.fromkeys(s.name for s, _ in asks))
+    phase("%s: %d items", names, sum(len(items) for _, items in asks))
+    owner = [s.name for s, items in asks for _ in items]
     left = dict.fromkeys(owner, 0)
     for name in owner:
         left[name] += 1
@@ -149,12 +155,15 @@ def _one_stream(systems: Sequence[FlowSystem], items: Sequence[ReaderItem],
             wall[owner[i]] = wall.get(owner[i], 0.0) + time.perf_counter() - t0
 
     try:
-        records = run_flows(systems[0].backend, [s.flow(it) for s in systems for it in items],
-                            done)
+        records = run_flows(asks[0][0].backend, [s.flow(it) for s, items in asks
+                                                 for it in items], done)
     finally:
         bar.close()
-    n = len(items)
-    return [records[j * n:(j + 1) * n] for j in range(len(systems))]
+    out, pos = [], 0
+    for _, items in asks:
+        out.append(records[pos:pos + len(items)])
+        pos += len(items)
+    return out
 
 
 def parse_samples(
