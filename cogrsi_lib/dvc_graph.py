@@ -133,7 +133,7 @@ def stage_deps(stage: str, root: str | Path = ".") -> list[str]:
 
 
 #: keys whose values in a stage's section name files, and the values that name none
-FILE_KEYS = ("adapter", "rules", "manifest_dir", "loops_run")
+FILE_KEYS = ("adapter", "rules", "manifest_dir", "loops_run", "principles_file")
 NOT_FILES = ("", "handwritten")
 
 

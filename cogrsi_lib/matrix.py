@@ -58,10 +58,12 @@ class MatrixParams(ModelStageParams):
         """The models of the design, in order."""
         return list(self.models) if self.models is not None else [self.model]
 
-    def cells(self) -> list[Cell]:
-        """Every (model, run), model by model."""
+    def cells(self, runs: int | None = None) -> list[Cell]:
+        """Every (model, run), model by model; ``runs`` (at least the stage's) for a system
+        that runs more often than the others (CogRSI-L: one run per loop seed)."""
+        n = max(self.runs, runs or 0)
         return [Cell(i, spec, run) for i, spec in enumerate(self.model_list())
-                for run in range(self.runs)]
+                for run in range(n)]
 
 
 def check_labels(labels: Sequence[str]) -> list[str]:

@@ -58,7 +58,7 @@ from cogrsi_lib.stage_check import model_specs
 
 __all__ = ["DRIVERS", "FLOORS", "THROUGHPUT", "First", "RehearsalError", "Throughput", "budget",
            "cache_usage", "cut_counts", "read_upstream", "rehearsal_params", "rehearse",
-           "run_stages", "served_names", "stand_ins"]
+           "run_stages", "served_names", "stand_ins", "upstream_first"]
 
 
 class RehearsalError(RuntimeError):
@@ -259,6 +259,25 @@ def read_upstream(params: dict[str, Any], stages: Sequence[str], out: Path
 
         map_files(params.get(stage) or {}, moved)
     return upstream
+
+
+def upstream_first(stages: Sequence[str], upstream: Mapping[str, set[str]]) -> list[str]:
+    """``stages`` in their order, except that each comes after the stages it reads (e.g.
+    reader_eval after the loops whose principles it reads); a cycle is refused."""
+    ordered: list[str] = []
+
+    def visit(stage: str, path: tuple[str, ...]) -> None:
+        if stage in path:
+            raise RehearsalError("stages read each other's outputs: "
+                                 + " -> ".join((*path, stage)))
+        if stage not in ordered:
+            for before in sorted(upstream.get(stage, ())):
+                visit(before, (*path, stage))
+            ordered.append(stage)
+
+    for stage in stages:
+        visit(stage, ())
+    return ordered
 
 
 @dataclass(frozen=True)
@@ -491,6 +510,7 @@ def rehearse(params_file: Path, *, scale: float, out: Path,
     # every input checked before anything is cleared or started
     rehearsed = rehearsal_params(params, scale, url, out / "cache")
     upstream = read_upstream(rehearsed, chosen, out)
+    chosen = upstream_first(chosen, upstream)
     names = served_names(params)
     _fresh(out)
     (out / "params.yaml").write_text(yaml.safe_dump(rehearsed, sort_keys=False),

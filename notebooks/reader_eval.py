@@ -41,6 +41,7 @@ from cogrsi_lib import matrix
 from cogrsi_lib import pairs as pairs_lib
 from cogrsi_lib.baselines import make_system
 from cogrsi_lib.baselines.ablations import ablation_table
+from cogrsi_lib.baselines.learned import LEARNED, learned_reader
 from cogrsi_lib.bench.report import deviations_table
 from cogrsi_lib.bench.runner import ask_official_all
 from cogrsi_lib.llm import start_tally
@@ -61,11 +62,23 @@ bench_items, skipped = ev.load_bench_heads(p.benchmarks, p.n_per_benchmark)
 {'models': models, 'runs': p.runs, 'pair_versions': pair_records.height,
  'benchmarks': {k: len(v) for k, v in bench_items.items()}, 'skipped': skipped}
 
+# %% [markdown]
+# With `learned.principles_file` (the loops stage's final principles), the reader also runs as CogRSI-L: loop arm `learned.arm`'s principle in place of the expert one, the k-th loop seed's in run k, as the paper reports one CogRSI-L run per loop seed (`cogrsi_lib/baselines/learned.py`). It then has as many runs as the arm has seeds, the other systems `runs`; a loop that admitted nothing leaves its principle empty (the records' `principle` reads `none`).
+
+# %%
+learned = p.learned.runs(find_repo_root())
+learned_by_run = {r.run: r for r in learned}
+print({'cogrsi_l': [{'run': r.run, 'seed': r.seed, 'words': len(r.principle.split())}
+                    for r in learned]})
+
 # %%
 cells = []
-for cell in p.cells():
+for cell in p.cells(len(learned)):
     chosen = [make_system(name, backends[cell.index], p.reader(cell.run), p.principle)
-              for name in p.systems]
+              for name in (p.systems if cell.run < p.runs else [])]
+    if cell.run in learned_by_run:
+        chosen.append(learned_reader(backends[cell.index], p.reader(cell.run),
+                                     learned_by_run[cell.run].principle))
     with timed(f"reader and baselines: {models[cell.index]}, run {cell.run}"):
         cells.append((models[cell.index], ev.evaluate(
             chosen, pair_records, bench_items, batch_size=p.batch_size, run=cell.run)))
@@ -132,9 +145,10 @@ from cogrsi_lib.reader.gold import gold_items
 g = p.gold_perceivers
 perceiver_questions = gold_items(split, g.n_questions, g.percept_tomi)  # the whole eval split
 gold_cells = []
-for cell in p.cells():
-    paired_systems = with_and_without_gold(g.systems, backends[cell.index], p.reader(cell.run),
-                                           p.principle)
+for cell in p.cells(len(learned)):
+    paired_systems = with_and_without_gold(
+        g.systems if cell.run < p.runs else [], backends[cell.index], p.reader(cell.run),
+        p.principle, learned_by_run[cell.run].principle if cell.run in learned_by_run else None)
     with timed(f"gold perceivers: {models[cell.index]}, run {cell.run}"):
         gold_cells.append((models[cell.index], ev.evaluate_items(
             paired_systems, perceiver_questions, p.batch_size, cell.run)))
@@ -241,8 +255,9 @@ replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
 # several models: each chance row labelled with its model (metrics.json keys it so)
 chance_rows = (chance.with_columns(label=pl.col('model')) if len(models) > 1 else chance)
 write_json({'backends': [spec.backend for spec in p.model_list()], 'models': models,
-            'runs': p.runs, 'systems': p.systems,
-            'questions': result.items.height // max(1, len(p.systems) * len(cells)),
+            'runs': p.runs, 'systems': p.systems + ([LEARNED] if learned else []),
+            'learned': [{'run': r.run, 'seed': r.seed} for r in learned],
+            'questions': result.items.select('source', 'item_id').unique().height,
             'skipped_benchmarks': skipped, 'structured': p.structured,
             'chance': chance_rows.to_dicts(), 'replies': tally.to_dict(),
             'official_scores': official_scores.to_dicts() if p.official else [],

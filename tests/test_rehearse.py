@@ -249,6 +249,21 @@ def test_a_file_read_from_a_rehearsed_stage_comes_from_its_rehearsal_and_after_i
     assert upstream == {"loops": set(), "audit": {"loops"}, "harness": set()}
 
 
+def test_a_stage_that_reads_a_later_stage_s_outputs_is_rehearsed_after_it(tmp_path):
+    from cogrsi_lib.rehearse import RehearsalError, read_upstream, upstream_first
+
+    params = {"reader_eval": {"learned": {"principles_file":
+                                          "reports/loops/principles.parquet"}},
+              "loops": {}, "audit": {"loops_run": "reports/loops"}, "harness": {}}
+    stages = ["reader_eval", "loops", "audit", "harness"]
+    upstream = read_upstream(params, stages, tmp_path)
+    assert params["reader_eval"]["learned"]["principles_file"] == str(
+        tmp_path / "loops" / "principles.parquet")
+    assert upstream_first(stages, upstream) == ["loops", "reader_eval", "audit", "harness"]
+    with pytest.raises(RehearsalError, match="reader_eval -> loops -> reader_eval"):
+        upstream_first(stages, {**upstream, "loops": {"reader_eval"}})
+
+
 def test_a_stage_whose_upstream_failed_is_not_run(tmp_path, monkeypatch):
     import subprocess
 

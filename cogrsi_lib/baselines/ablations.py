@@ -11,20 +11,22 @@ one part taken away, as reader systems, and Table 2's comparison of whole system
 
 Each shares the reader's requests wherever it asks the same thing (the perception call; the
 samples of a reading, whose cache keys do not depend on how many samples are drawn), so an
-ablation costs only what it asks anew. Table 2's Stage-1 row (Lib-A, a tool library without
-the reader) and the loop's principle (CogRSI-L) are not among them.
+ablation costs only what it asks anew. The loop's principle in place of the expert one is
+CogRSI-L (:mod:`cogrsi_lib.baselines.learned`), a Stage-2 row where the stage runs it. Table
+2's Stage-1 row (Lib-A, a tool library without the reader) is not run.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from cogrsi_lib.baselines.learned import LEARNED
 from cogrsi_lib.baselines.registry import reader_system
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.reader.evaluate import ReaderRuns
 from cogrsi_lib.reader.reader import GroundedReader, ReaderConfig
 
-#: Table 2's reader rows: name -> (stage, what is taken away), the full reader first
+#: the reader and its registered ablations: name -> (Table 2's stage, what is taken away)
 ABLATIONS: dict[str, tuple[str, str]] = {
     "cogrsi": ("3", "nothing (the full reader)"),
     "cogrsi_noprinciple": ("2", "the principle"),
@@ -32,6 +34,11 @@ ABLATIONS: dict[str, tuple[str, str]] = {
     "cogrsi_annotated": ("3", "the plain reading"),
     "cogrsi_noarb": ("3", "arbitration"),
 }
+
+
+#: Table 2's rows: the ablations, and the loop's principle in the expert one's place
+ROWS: dict[str, tuple[str, str]] = {
+    **ABLATIONS, LEARNED: ("2", "the expert principle, for the loop's (CogRSI-L)")}
 
 
 @reader_system("cogrsi_noprinciple", standard=())
@@ -73,7 +80,7 @@ def ablation_table(runs: ReaderRuns) -> pl.DataFrame:
     question, and the difference from the full reader on the same questions with its paired
     bootstrap interval over stories (empty unless ``cogrsi`` and an ablation ran)."""
     items = runs.items
-    present = [s for s in ABLATIONS if s in set(items["system"].to_list())]
+    present = [s for s in ROWS if s in set(items["system"].to_list())]
     if "cogrsi" not in present or len(present) < 2:
         return pl.DataFrame(schema=COLUMNS)
     paired = runs.paired_table("cogrsi")
@@ -85,7 +92,7 @@ def ablation_table(runs: ReaderRuns) -> pl.DataFrame:
             d = (paired.filter((pl.col("model") == model) & (pl.col("system") == system))
                  if paired.height else paired)
             diff = d.row(0, named=True) if d.height else {}
-            stage, removes = ABLATIONS[system]
+            stage, removes = ROWS[system]
             rows.append({"model": model, "system": system, "stage": stage, "removes": removes,
                          "questions": scores.len(), "score": scores.mean(),
                          "difference": diff.get("difference", 0.0 if system == "cogrsi"

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from cogrsi_lib.baselines.learned import LEARNED, learned_reader
 from cogrsi_lib.baselines.registry import make_system
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.reader.evaluate import ReaderRuns
@@ -35,15 +36,19 @@ COLUMNS = {"model": pl.Utf8, "source": pl.Utf8, "system": pl.Utf8, "perceivers":
 
 
 def with_and_without_gold(names: Sequence[str], backend: Backend, config: ReaderConfig,
-                          principle: str | None) -> list[System]:
+                          principle: str | None, learned: str | None = None) -> list[System]:
     """Each named system as itself and as ``<name>+gold``, reading the items' gold
-    perceivers instead of calling perception."""
+    perceivers instead of calling perception; with ``learned`` (a loop's principle), the
+    reader with it (CogRSI-L, :mod:`cogrsi_lib.baselines.learned`) too."""
     gold_config = config.model_copy(update={"perceivers": "gold"})
-    systems = []
+    systems: list[System] = []
     for name in names:
         gold = make_system(name, backend, gold_config, principle)
         gold.name = name + GOLD
         systems += [make_system(name, backend, config, principle), gold]
+    if learned is not None:
+        systems += [learned_reader(backend, config, learned),
+                    learned_reader(backend, gold_config, learned, LEARNED + GOLD)]
     return systems
 
 

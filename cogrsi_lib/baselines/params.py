@@ -4,9 +4,12 @@ grounded reader and the baselines, named as the registry knows them
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import NonNegativeInt, field_validator
 
 from cogrsi_lib.baselines.gold_perceivers import SYSTEMS as GOLD_SYSTEMS
+from cogrsi_lib.baselines.learned import LearnedRun, learned_runs
 from cogrsi_lib.baselines.registry import check_systems
 from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.matrix import MatrixParams
@@ -34,6 +37,19 @@ class GoldPerceiversParams(Settings):
         return check_systems(names)
 
 
+class LearnedParams(Settings):
+    """CogRSI-L rows (:mod:`cogrsi_lib.baselines.learned`): the reader with loop arm ``arm``'s
+    final principle of each seed, the k-th seed's in run k, read from the loops stage's
+    ``principles_file`` (a DVC dependency); an empty ``principles_file`` runs no such row."""
+
+    principles_file: str = ""
+    arm: str = "gated_library"
+
+    def runs(self, root: Path) -> list[LearnedRun]:
+        """The arm's runs (none without a file), the file read relative to ``root``."""
+        return learned_runs(root / self.principles_file, self.arm) if self.principles_file else []
+
+
 class ReaderEvalParams(MatrixParams):
     """``reader_eval``: the grounded reader and baselines on eval pairs and benchmark heads,
     for each model of ``models`` (or the one ``model``) and each of ``runs`` runs
@@ -55,6 +71,7 @@ class ReaderEvalParams(MatrixParams):
     official: bool = True
     official_max_tokens: int = 48
     gold_perceivers: GoldPerceiversParams = GoldPerceiversParams()
+    learned: LearnedParams = LearnedParams()
 
     def reader(self, run: int = 0) -> ReaderConfig:
         """The reader's settings with the stage's ``structured``, for run ``run``."""
