@@ -17,8 +17,8 @@ it (ExploreToM also lets a character text someone absent, and makes the speaker 
 they said); a telling that would change no belief is left out (ExploreToM refuses those).
 Target (issue: throughput): the oracle at least 3x the tracker's speed end to end.
 
-Run: python benchmarks/bench_oracle.py [--worlds 6000] [--depth 2] [--repeat 3] [--plain-worlds]
-     python benchmarks/bench_oracle.py --exploretom DIR [--worlds 2000] [--repeat 3]
+Run: python benchmarks/bench_oracle.py [--worlds 6000] [--depth 2] [--repeat 5] [--plain-worlds]
+     python benchmarks/bench_oracle.py --exploretom DIR [--worlds 2000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--worlds", type=int, default=6000)
     ap.add_argument("--depth", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--plain-worlds", action="store_true")
     ap.add_argument("--exploretom", metavar="DIR", default=None,
                     help="a folder with ExploreToM's belief_tracker.py: time the oracle "

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
-from cogrsi_lib.oracle.state import INITIAL, MAX_DEPTH, OracleState, replay
+from cogrsi_lib.oracle.records import record
+from cogrsi_lib.oracle.state import INITIAL, MAX_DEPTH, OracleState, chain_plan, replay
 from cogrsi_lib.oracle.world import OracleInputError, Question, Value, World, same_value
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Answer:
     """The oracle's answer to one question and why.
 
@@ -85,7 +86,39 @@ def _last_change(state: OracleState, question: Question) -> int:
 def answer_all(world: World, questions: tuple[Question, ...] | None = None) -> list[Answer]:
     """Replay ``world`` once and answer each question (the world's own if none given)."""
     questions = world.questions if questions is None else questions
-    for i, q in enumerate(questions):
-        check_question(world, q, i)
-    state = replay(world, only=[q.chain for q in questions if q.chain], checked=True)
-    return [answer(state, q) for q in questions]
+    chains, other_kinds = [], False
+    for q in questions:
+        if q.chain:
+            chains.append(q.chain)
+        if q.kind != "location":
+            other_kinds = True
+    asked = tuple(chains)
+    plan = chain_plan(asked)
+    if other_kinds or not plan.well_formed or not plan.agents <= world.agents_set:
+        for i, q in enumerate(questions):
+            check_question(world, q, i)  # raises at the first one that cannot be asked
+    state = replay(world, only=asked, checked=True)
+    # chains share belief objects: each (belief, property) is answered once
+    by_location: dict[int, Answer] = {}
+    by_property: dict[tuple[int, str | None], Answer] = {}
+    out = []
+    location, beliefs = state.location, state.location_beliefs
+    for q in questions:
+        chain = q.chain
+        if chain and q.kind == "location":
+            belief = beliefs[chain]
+            found = by_location.get(id(belief))
+            if found is None:
+                found = by_location[id(belief)] = Answer(belief.value, location,
+                                                         belief.source, belief.via)
+        elif chain:
+            belief = state.property_beliefs[chain][q.property]  # type: ignore[index]
+            key = (id(belief), q.property)
+            found = by_property.get(key)
+            if found is None:
+                found = by_property[key] = Answer(
+                    belief.value, state.properties[q.property], belief.source, belief.via)  # type: ignore[index]
+        else:
+            found = answer(state, q)
+        out.append(found)
+    return out

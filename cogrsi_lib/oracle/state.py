@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
 
+from cogrsi_lib.oracle.records import record
 from cogrsi_lib.oracle.world import Event, OracleInputError, Value, World, same_value
 
 Chain = tuple[str, ...]
@@ -57,7 +58,7 @@ def chains(agents: Iterable[str], max_depth: int) -> list[Chain]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Belief:
     """One belief of one chain: a value (UNKNOWN: none) and the event that set it."""
 
@@ -78,6 +79,7 @@ class _Tracked:
     first: str
     rest: frozenset[str]
     members: frozenset[str]
+    depth: int
 
 
 Rule = Callable[[_Tracked], bool]
@@ -86,7 +88,51 @@ Rule = Callable[[_Tracked], bool]
 @lru_cache(maxsize=65_536)
 def _tracked_for(chain: Chain) -> _Tracked:
     """A chain with its agent sets (immutable, so shared by every state that tracks it)."""
-    return _Tracked(chain, chain[0], frozenset(chain[1:]), frozenset(chain))
+    return _Tracked(chain, chain[0], frozenset(chain[1:]), frozenset(chain), len(chain))
+
+
+#: how many groups of perceivers a :class:`ChainPlan` remembers
+_MAX_GROUPS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ChainPlan:
+    """What a replay tracks to answer a list of chains: those chains and their prefixes,
+    shortest first; the agents they name; whether each is well formed (no deeper than
+    :data:`MAX_DEPTH`, no agent twice in a row), so that a world need only be checked to
+    name those agents."""
+
+    tracked: tuple[_Tracked, ...]
+    agents: frozenset[str]
+    well_formed: bool
+    #: the tracked chains themselves
+    chains: tuple[Chain, ...]
+    #: :meth:`perceived_by`'s answers so far
+    _seen_by: dict[frozenset[str], tuple[Chain, ...]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False)
+
+    def perceived_by(self, group: frozenset[str]) -> tuple[Chain, ...]:
+        """The tracked chains whose agents all perceived an event that ``group`` perceived
+        and is taken to have perceived (:func:`_co_present` with ``group`` as both sets);
+        remembered, as the same groups recur event after event."""
+        found = self._seen_by.get(group)
+        if found is None:
+            found = tuple(tr.chain for tr in self.tracked if tr.members <= group)
+            if len(self._seen_by) < _MAX_GROUPS:
+                self._seen_by[group] = found
+        return found
+
+
+@lru_cache(maxsize=4_096)
+def chain_plan(asked: tuple[Chain, ...]) -> ChainPlan:
+    """The :class:`ChainPlan` of ``asked`` (the same question lists recur across worlds of
+    one cast, so this is cached)."""
+    wanted = {c[:j] for c in asked for j in range(1, len(c))} | set(asked)
+    tracked = tuple(_tracked_for(c) for c in sorted(wanted, key=lambda c: (len(c), c)))
+    well_formed = all(len(c) <= MAX_DEPTH and all(a != b for a, b in zip(c, c[1:], strict=False))
+                      for c in asked)
+    return ChainPlan(tracked, frozenset(a for c in asked for a in c), well_formed,
+                     tuple(tr.chain for tr in tracked))
 
 
 def _co_present(actual: frozenset[str], public: frozenset[str]) -> Rule:
@@ -98,7 +144,7 @@ def _within(group: frozenset[str]) -> Rule:
     return lambda t: t.members <= group
 
 
-@dataclass
+@dataclass(slots=True)
 class OracleState:
     """The whole explicit state after some prefix of a world's events."""
 
@@ -116,9 +162,11 @@ class OracleState:
     #: indices of the whispers their listener took (SEMANTICS.md, "Testimony")
     taken_whispers: list[int] = field(default_factory=list)
     applied: int = 0
-    _tracked: list[_Tracked] = field(default_factory=list, repr=False)
+    _tracked: tuple[_Tracked, ...] = field(default=(), repr=False)
     #: the properties seeing the object shows (a fact of the world)
     _visible: tuple[str, ...] = field(default=(), repr=False)
+    #: the plan of the tracked chains when they were asked for (None: every chain to a depth)
+    _plan: ChainPlan | None = field(default=None, repr=False)
 
     @classmethod
     def initial(cls, world: World, max_depth: int = 4,
@@ -134,40 +182,38 @@ class OracleState:
                 raise OracleInputError(
                     f"depth {max_depth} over {len(world.agents)} agents needs {needed:.3g} "
                     f"belief chains; at most {MAX_CHAINS} are tracked", where="questions")
-            tracked = chains(world.agents, max_depth)
+            tracked = tuple(_tracked_for(c) for c in chains(world.agents, max_depth))
+            plan = None
         else:
-            asked = set(only)
+            asked = only if isinstance(only, tuple) else tuple(only)
             if not checked:  # a chain's prefixes are legal when it is
-                for c in asked:
+                for c in set(asked):
                     _check_chain(world, c)
-            wanted = {c[:j] for c in asked for j in range(1, len(c))} | asked
-            tracked = sorted(wanted, key=lambda c: (len(c), c))
+            plan = chain_plan(asked)
+            tracked = plan.tracked
         props = world.initial_properties
-        seen_opening = set(world.agents) if world.opening == "common_ground" else (
-            set(world.present) - set(world.asleep))
-        state = cls(
-            world=world,
-            location=world.location,
-            present=set(world.present),
-            asleep=set(world.asleep),
-            properties=dict(props),
-            max_depth=max((len(c) for c in tracked), default=0),
-            observation_log={a: [] for a in world.agents},
-            last_seen={a: (OPENING_SIGHTING if a in seen_opening else None)
-                       for a in world.agents},
-        )
-        state._visible = tuple(p for p, _ in world.properties
-                               if p not in world.hidden_properties)
-        # beliefs are never changed in place, so chains that start alike share one
+        agents = world.agents
         known = Belief(world.location), {p: Belief(v) for p, v in world.properties}
-        unknown = _NO_BELIEF, dict.fromkeys(props, _NO_BELIEF)
-        for c in tracked:
-            tr = _tracked_for(c)
-            state._tracked.append(tr)
-            loc, by_prop = known if tr.members <= seen_opening else unknown
-            state.location_beliefs[c] = loc
-            state.property_beliefs[c] = dict(by_prop)
-        return state
+        # beliefs are never changed in place (a write replaces a chain's property dict), so
+        # chains that start alike share them
+        keys = plan.chains if plan is not None else [tr.chain for tr in tracked]
+        if world.opening == "common_ground":
+            last_seen = dict.fromkeys(agents, OPENING_SIGHTING)
+            location_beliefs = dict.fromkeys(keys, known[0])
+            property_beliefs = dict.fromkeys(keys, known[1])
+        else:
+            seen = world.present - world.asleep
+            last_seen = {a: (OPENING_SIGHTING if a in seen else None) for a in agents}
+            unknown = _NO_BELIEF, dict.fromkeys(props, _NO_BELIEF)
+            location_beliefs, property_beliefs = {}, {}
+            for tr in tracked:
+                location_beliefs[tr.chain], property_beliefs[tr.chain] = (
+                    known if tr.members <= seen else unknown)
+        visible = tuple([p for p, _ in world.properties if p not in world.hidden_properties]
+                        if world.properties else ())
+        return cls(world, world.location, set(world.present), set(world.asleep), props,
+                   tracked[-1].depth if tracked else 0, {a: [] for a in agents}, last_seen,
+                   location_beliefs, property_beliefs, [], 0, tracked, visible, plan)
 
     # -- who can act and who perceives -------------------------------------------------
     def awake_present(self) -> set[str]:
@@ -257,47 +303,78 @@ class OracleState:
         """Check and apply one event; returns who actually perceived it."""
         index = self.applied if index is None else index
         self.check(event, index)
-        public = self.public_perceivers(event)
+        t, actor = event.type, event.actor
+        if t == "whisper":
+            public = frozenset((actor, event.listener))
+        elif t == "peek":
+            public = frozenset((actor,))
+        elif not self.asleep and actor in self.present:
+            public = frozenset(self.present)
+        else:
+            awake = self.present - self.asleep
+            awake.add(actor)
+            public = frozenset(awake)
         who = ((public - set(event.missed_by)) | set(event.hidden_observers)
                if event.missed_by or event.hidden_observers else public)
+        log = self.observation_log
         for agent in who:
-            self.observation_log[agent].append((index, event.type))
-        self._refresh_sight((index, AS_IT_BEGINS))  # the object in view is seen up to now
-        t = event.type
-        if t == "leave":
-            self.present.discard(event.actor)
+            log[agent].append((index, t))
+        in_view = self.world.open_containers
+        if self.location in in_view:  # the object in view is seen up to now
+            self._saw(self.present - self.asleep, (index, AS_IT_BEGINS))
+        if t == "move":
+            to = self.location = event.to  # type: ignore[assignment]
+            if self._visible:
+                self._write_perceived(who, public, self._sight(), index, "move")
+            else:  # the object shows only where it is: _write_perceived, inlined
+                belief, beliefs = Belief(to, index, "move"), self.location_beliefs
+                if who is public and self._plan is not None:
+                    for chain in self._plan.perceived_by(public):
+                        beliefs[chain] = belief
+                else:
+                    for tr in self._tracked:
+                        if tr.first in who and tr.rest <= public:
+                            beliefs[tr.chain] = belief
+            when, last_seen = (index, BY_THE_EVENT), self.last_seen
+            for a in who:
+                last_seen[a] = when
+            if to in in_view:
+                self._view_for_the_rest(_co_present(who, public), self._sight(), index)
+        elif t == "leave":
+            self.present.discard(actor)
         elif t == "enter":
-            self.present.add(event.actor)
-            self._join_view(event.actor, index)
-        elif t == "sleep":
-            self.asleep.add(event.actor)
-        elif t == "wake":
-            self.asleep.discard(event.actor)
-            self._join_view(event.actor, index)
-        elif t == "move":
-            self.location = event.to  # type: ignore[assignment]
-            rule = _co_present(who, public)
-            self._write(rule, self._sight(), index, "move")
-            self._saw(who, (index, BY_THE_EVENT))
-            self._view_for_the_rest(rule, self._sight(), index)
-        elif t == "peek":
-            self._write(lambda tr: tr.chain == (event.actor,), self._sight(), index, "peek")
-            self._saw({event.actor}, (index, BY_THE_EVENT))
+            self.present.add(actor)
+            self._join_view(actor, index)
         elif t == "whisper":
             if self._believed(event):
                 self.taken_whispers.append(index)
-                s, lis = event.actor, event.listener
-                told = frozenset((s, lis))
-                self._write(lambda tr: tr.members <= told and tr.chain != (s,),
-                            {"location": event.location}, index, "whisper")  # type: ignore[dict-item]
+                alone = (actor,)
+                if self._plan is None:
+                    self._write(lambda tr: tr.members <= public and tr.chain != alone,
+                                {"location": event.location}, index, "whisper")  # type: ignore[dict-item]
+                else:  # the same write through the plan's groups
+                    belief = Belief(event.location, index, "whisper")
+                    beliefs = self.location_beliefs
+                    for chain in self._plan.perceived_by(public):
+                        if chain != alone:
+                            beliefs[chain] = belief
+        elif t == "sleep":
+            self.asleep.add(actor)
+        elif t == "wake":
+            self.asleep.discard(actor)
+            self._join_view(actor, index)
+        elif t == "peek":
+            self._write(lambda tr: tr.chain == (actor,), self._sight(), index, "peek")
+            self._saw({actor}, (index, BY_THE_EVENT))
         elif t == "change":
             prop = event.property
             self.properties[prop] = event.value  # type: ignore[index]
-            rule = _co_present(who, public)
-            self._write(rule, {prop: event.value}, index, "change")  # type: ignore[dict-item]
-            if event.visible:
-                self._view_for_the_rest(rule, {prop: event.value}, index)  # type: ignore[dict-item]
-        self._refresh_sight((index, AS_IT_ENDS))
+            values = {prop: event.value}
+            self._write_perceived(who, public, values, index, "change")  # type: ignore[arg-type]
+            if event.visible and self.location in in_view:
+                self._view_for_the_rest(_co_present(who, public), values, index)  # type: ignore[arg-type]
+        if self.location in in_view:
+            self._saw(self.present - self.asleep, (index, AS_IT_ENDS))
         self.applied += 1
         return who
 
@@ -309,23 +386,37 @@ class OracleState:
         return out
 
     def _write(self, rule: Rule, values: dict[str, Value], index: int, via: str) -> None:
+        """Set ``values`` (from event ``index``, by ``via``) as the belief of every tracked
+        chain ``rule`` holds for. A chain's property beliefs are replaced, never changed in
+        place: chains share them until one is written."""
         beliefs = {key: Belief(value, index, via) for key, value in values.items()}
         location = beliefs.pop("location", None)
+        lb, pb = self.location_beliefs, self.property_beliefs
         for tr in self._tracked:
             if rule(tr):
                 if location is not None:
-                    self.location_beliefs[tr.chain] = location
+                    lb[tr.chain] = location
                 if beliefs:
-                    self.property_beliefs[tr.chain].update(beliefs)
+                    pb[tr.chain] = {**pb[tr.chain], **beliefs}
+
+    def _write_perceived(self, actual: frozenset[str], public: frozenset[str],
+                         values: dict[str, Value], index: int, via: str) -> None:
+        """:meth:`_write` under :func:`_co_present`'s rule, inlined: the rule every move and
+        change applies to every tracked chain."""
+        lb = self.location_beliefs
+        beliefs = {key: Belief(value, index, via) for key, value in values.items()}
+        location = beliefs.pop("location", None)
+        pb = self.property_beliefs
+        for tr in self._tracked:
+            if tr.first in actual and tr.rest <= public:
+                if location is not None:
+                    lb[tr.chain] = location
+                if beliefs:
+                    pb[tr.chain] = {**pb[tr.chain], **beliefs}
 
     def _saw(self, agents: Iterable[str], when: Sighting) -> None:
         for a in agents:
             self.last_seen[a] = when
-
-    def _refresh_sight(self, when: Sighting) -> None:
-        """The object in view is seen by every present, awake agent."""
-        if self.object_in_view():
-            self._saw(self.awake_present(), when)
 
     def _view_for_the_rest(self, done: Rule, values: dict[str, Value], index: int) -> None:
         """The object lies in view: what it shows is common ground among the agents present
@@ -390,8 +481,9 @@ def replay(world: World, max_depth: int = 4, only: Iterable[Chain] | None = None
     """Apply every event of ``world`` in order; raises on the first illegal one
     (``checked``: as :meth:`OracleState.initial`)."""
     state = OracleState.initial(world, max_depth, only, checked=checked)
+    apply = state.apply
     for i, event in enumerate(world.events):
-        state.apply(event, i)
+        apply(event, i)
     return state
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import builtins
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from cogrsi_lib.oracle.records import record
 
 EVENT_TYPES = ("leave", "enter", "sleep", "wake", "move", "whisper", "peek", "change")
 QUESTION_KINDS = ("location", "property")
@@ -43,6 +45,7 @@ _OPTIONAL_FIELDS = ("hidden_observers", "missed_by")
 _WORLD_KEYS = frozenset({
     "agents", "containers", "object", "initial", "events", "questions", "open_containers",
     "room", "hidden_properties", "known_liars", "reveal_lies", "testimony", "opening"})
+_WORLD_REQUIRED = frozenset({"agents", "containers", "object", "initial"})
 _INITIAL_KEYS = frozenset({"location", "present", "asleep", "properties"})
 # Per event type, the keys its JSON must have and the keys it may have.
 _REQUIRED = {t: frozenset(f) for t, f in _EVENT_FIELDS.items()}
@@ -65,7 +68,7 @@ class OracleInputError(ValueError):
         super().__init__(prefix + problem)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Event:
     """One event.  ``actor`` is the agent who acts (the speaker of a whisper).
 
@@ -99,43 +102,69 @@ class Event:
         if not isinstance(raw, dict):
             raise OracleInputError("an event must be a JSON object", index)
         etype = raw.get("type")
-        if not isinstance(etype, str) or etype not in _EVENT_FIELDS:
+        spec = _SPECS.get(etype) if isinstance(etype, str) else None
+        if spec is None:
             raise OracleInputError(
                 f"unknown event type {etype!r}; expected one of {EVENT_TYPES}", index
             )
-        wanted = _EVENT_FIELDS[etype]
+        wanted, required, allowed, actor_key = spec
         keys = raw.keys()
-        if not _REQUIRED[etype] <= keys:
+        if not required <= keys:
             missing = [k for k in wanted if k not in raw]
             raise OracleInputError(f"{etype} event lacks field(s) {missing}", index)
-        if not keys <= _ALLOWED[etype]:
-            extra = sorted(set(keys) - _ALLOWED[etype])
-            raise OracleInputError(f"{etype} event has unknown field(s) {extra}", index)
-        optional = _OPTIONAL_FIELDS if etype in WATCHED_EVENTS else ()
-        kwargs: dict[str, Any] = {k: raw[k] for k in wanted if k not in ("agent", "speaker")}
-        for name in optional:
-            if name in raw:
-                names = raw[name]
-                if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
-                    raise OracleInputError(f"field {name!r} must be a list of agent names", index)
-                if len(set(names)) != len(names):
-                    raise OracleInputError(f"field {name!r} names an agent twice", index)
-                kwargs[name] = tuple(names)
-        actor = raw["speaker"] if etype == "whisper" else raw["agent"]
-        for name in ("to", "listener", "location", "property"):
-            if name in kwargs and not isinstance(kwargs[name], str):
-                raise OracleInputError(f"field {name!r} must be a string", index)
+        hidden: tuple[str, ...] = ()
+        missed: tuple[str, ...] = ()
+        if len(keys) > len(wanted) + 1:  # more than "type" and the required fields
+            if not keys <= allowed:
+                extra = sorted(set(keys) - allowed)
+                raise OracleInputError(f"{etype} event has unknown field(s) {extra}", index)
+            if "hidden_observers" in raw:
+                hidden = _agent_list(raw["hidden_observers"], "hidden_observers", index)
+            if "missed_by" in raw:
+                missed = _agent_list(raw["missed_by"], "missed_by", index)
+        to = listener = location = prop = value = visible = None
+        if etype == "move":
+            to = _string(raw, "to", index)
+        elif etype == "whisper":
+            listener = _string(raw, "listener", index)
+            location = _string(raw, "location", index)
+        elif etype == "change":
+            prop = _string(raw, "property", index)
+        actor = raw[actor_key]
         if not isinstance(actor, str):
             raise OracleInputError("the acting agent must be a string", index)
         if etype == "change":
-            if not isinstance(raw["visible"], bool):
+            visible, value = raw["visible"], raw["value"]
+            if not isinstance(visible, bool):
                 raise OracleInputError("field 'visible' must be true or false", index)
-            if not _is_value(raw["value"]):
+            if not _is_value(value):
                 raise OracleInputError("field 'value' must be a string, number or boolean", index)
-        return cls(type=etype, actor=actor, **kwargs)
+        return cls(etype, actor, to, listener, location, prop, value, visible, hidden, missed)
 
 
-@dataclass(frozen=True, slots=True)
+def _string(raw: dict[str, Any], name: str, index: int) -> str:
+    """An event's field that must be a string."""
+    value = raw[name]
+    if not isinstance(value, str):
+        raise OracleInputError(f"field {name!r} must be a string", index)
+    return value
+
+
+def _agent_list(names: Any, name: str, index: int) -> tuple[str, ...]:
+    """An event's optional list of agent names, checked."""
+    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+        raise OracleInputError(f"field {name!r} must be a list of agent names", index)
+    if len(set(names)) != len(names):
+        raise OracleInputError(f"field {name!r} names an agent twice", index)
+    return tuple(names)
+
+
+#: per event type: its JSON fields, the required and allowed keys, the actor's key
+_SPECS = {t: (f, _REQUIRED[t], _ALLOWED[t], "speaker" if t == "whisper" else "agent")
+          for t, f in _EVENT_FIELDS.items()}
+
+
+@record
 class Question:
     """``chain`` = [X1, ..., Xk]: "X1 thinks X2 thinks ... "; the empty chain asks about reality."""
 
@@ -176,7 +205,7 @@ class Question:
         return cls(kind=kind, chain=tuple(chain), property=prop)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class World:
     """A room, its agents and containers, one object, the initial state and the events."""
 
@@ -207,6 +236,7 @@ class World:
         hidden = {p for p, visible in first.items() if not visible}
         if not hidden <= self.hidden_properties:
             object.__setattr__(self, "hidden_properties", self.hidden_properties | hidden)
+        self.__dict__["agents_set"] = frozenset(self.agents)  # what agents_set caches
         self._check()
 
     @property
@@ -218,18 +248,21 @@ class World:
         where = "world"
         if not self.agents:
             raise OracleInputError("a world needs at least one agent", where=where)
-        for label, names in (("agent", self.agents), ("container", self.containers)):
-            if len(set(names)) != len(names):
+        agents, containers = self.agents_set, frozenset(self.containers)
+        for label, names, unique in (("agent", self.agents, agents),
+                                     ("container", self.containers, containers)):
+            if len(unique) != len(names):
                 raise OracleInputError(f"duplicate {label} names in {list(names)}", where=where)
-        if set(self.agents) & set(self.containers):
+        if not agents.isdisjoint(containers):
             raise OracleInputError("a name is used both as an agent and a container", where=where)
-        if self.location not in self.containers:
+        if self.location not in containers:
             raise OracleInputError(
                 f"initial location {self.location!r} is not a container", where="initial"
             )
-        for name in self.present | self.asleep:
-            if name not in self.agents:
-                raise OracleInputError(f"unknown agent {name!r}", where="initial")
+        if not (self.present <= agents and self.asleep <= agents):
+            for name in self.present | self.asleep:
+                if name not in agents:
+                    raise OracleInputError(f"unknown agent {name!r}", where="initial")
         if not self.asleep <= self.present:
             raise OracleInputError("an asleep agent must be present in the room", where="initial")
         for name in self.open_containers:
@@ -302,9 +335,10 @@ class World:
         if not raw.keys() <= _WORLD_KEYS:
             extra = sorted(set(raw) - _WORLD_KEYS)
             raise OracleInputError(f"unknown field(s) {extra}", where="world")
-        for key in ("agents", "containers", "object", "initial"):
-            if key not in raw:
-                raise OracleInputError(f"missing field {key!r}", where="world")
+        if not raw.keys() >= _WORLD_REQUIRED:
+            missing = next(k for k in ("agents", "containers", "object", "initial")
+                           if k not in raw)
+            raise OracleInputError(f"missing field {missing!r}", where="world")
         agents = _names(raw["agents"], "agents")
         containers = _names(raw["containers"], "containers")
         if not isinstance(raw["object"], str):
@@ -317,10 +351,10 @@ class World:
             raise OracleInputError(f"unknown field(s) {extra}", where="initial")
         if not isinstance(init.get("location"), str):
             raise OracleInputError("'location' must be a container name", where="initial")
-        present = _names(init.get("present", list(agents)), "initial.present")
-        asleep = _names(init.get("asleep", []), "initial.asleep")
+        present = _names(init["present"], "initial.present") if "present" in init else agents
+        asleep = _names(init["asleep"], "initial.asleep") if "asleep" in init else ()
         props = init.get("properties", {})
-        if not isinstance(props, dict) or not all(_is_value(v) for v in props.values()):
+        if not isinstance(props, dict) or (props and not all(map(_is_value, props.values()))):
             raise OracleInputError("'properties' must map names to scalar values", where="initial")
         events = raw.get("events", [])
         if not isinstance(events, list):
@@ -337,24 +371,14 @@ class World:
         if not isinstance(raw.get("reveal_lies", False), bool):
             raise OracleInputError("'reveal_lies' must be true or false", where="world")
         return cls(
-            agents=tuple(agents),
-            containers=tuple(containers),
-            object=raw["object"],
-            location=init["location"],
-            present=frozenset(present),
-            asleep=frozenset(asleep),
-            properties=tuple(props.items()),
-            events=tuple(Event.from_dict(e, i) for i, e in enumerate(events)),
-            open_containers=frozenset(_names(raw.get("open_containers", []), "open_containers")),
-            room=room,
-            questions=tuple(Question.from_dict(q, i) for i, q in enumerate(questions)),
-            hidden_properties=frozenset(
-                _names(raw.get("hidden_properties", []), "hidden_properties")),
-            known_liars=frozenset(_names(raw.get("known_liars", []), "known_liars")),
-            reveal_lies=raw.get("reveal_lies", False),
-            testimony=raw.get("testimony", "latest"),
-            opening=raw.get("opening", "common_ground"),
-        )
+            tuple(agents), tuple(containers), raw["object"], init["location"],
+            frozenset(present), frozenset(asleep), tuple(props.items()),
+            tuple([Event.from_dict(e, i) for i, e in enumerate(events)]),
+            _name_set(raw, "open_containers"), room,
+            tuple([Question.from_dict(q, i) for i, q in enumerate(questions)]),
+            _name_set(raw, "hidden_properties"), _name_set(raw, "known_liars"),
+            raw.get("reveal_lies", False), raw.get("testimony", "latest"),
+            raw.get("opening", "common_ground"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> World:
@@ -403,11 +427,18 @@ def strict_json(text: str | bytes) -> Any:
         raise OracleInputError(f"malformed JSON: {exc}", where="input") from None
 
 
+def _name_set(raw: dict[str, Any], key: str) -> frozenset[str]:
+    """The set of names at ``raw[key]`` (a checked list; none if the key is absent)."""
+    return frozenset(_names(raw[key], key)) if key in raw else frozenset()
+
+
 def _names(raw: Any, what: str) -> list[str]:
-    if raw == [] and isinstance(raw, list):
-        return []
-    if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
+    if not isinstance(raw, list):
         raise OracleInputError(f"'{what}' must be a list of non-empty strings", where="world")
+    for x in raw:
+        if not (isinstance(x, str) and x):
+            raise OracleInputError(f"'{what}' must be a list of non-empty strings",
+                                   where="world")
     if len(set(raw)) != len(raw):
         raise OracleInputError(f"duplicate names in '{what}'", where="world")
     return list(raw)

@@ -96,6 +96,24 @@ def test_reference_agrees_after_every_prefix(world: World) -> None:
             assert_agrees(w, q, a)
 
 
+@fast(100)
+@given(st.one_of(sampled_worlds(), direct_worlds()), st.data())
+def test_tracking_some_chains_gives_the_beliefs_of_tracking_every_chain(world: World,
+                                                                        data) -> None:
+    """A replay of the chains asked (their plan, whose groups of perceivers are remembered
+    across worlds) sets each chain as the replay of every chain to depth 3 does, after
+    every event."""
+    full = list(trace(world, 3))
+    every = sorted(full[-1][2].location_beliefs) if full else []
+    asked = data.draw(st.lists(st.sampled_from(every), unique=True)) if every else []
+    for (i, who, mine), (_, their_who, theirs) in zip(trace(world, only=asked), trace(world, 3),
+                                                      strict=True):
+        assert who == their_who, i
+        for chain in mine.location_beliefs:
+            assert mine.location_beliefs[chain] == theirs.location_beliefs[chain], (i, chain)
+            assert mine.property_beliefs[chain] == theirs.property_beliefs[chain], (i, chain)
+
+
 @fast(80)
 @given(st.one_of(sampled_worlds(), direct_worlds()))
 def test_sampler_question_records_agree_with_reference(world: World) -> None:
