@@ -20,7 +20,7 @@ import polars as pl
 
 from cogrsi_lib.audit.sandbox import RunResult, SandboxLimits, normalise, run_many
 from cogrsi_lib.audit.snapshot import AuditSample
-from cogrsi_lib.audit.translate import Translation, Translator, text_id
+from cogrsi_lib.audit.translate import Translation, Translator, text_id, translate_all
 from cogrsi_lib.audit.verdict import Verdict, VerdictConfig, decide
 from cogrsi_lib.progress import phase
 
@@ -122,22 +122,14 @@ class Auditor:
                                                     dict[str, list[Translation]]]:
         """Per text: the final translations, and the first ones where any was recompiled."""
         phase("audit: %d rules to translate, %d translators", len(texts), len(self.translators))
-        per_role = [tr.translate_many(texts) for tr in self.translators]
-        cap = self.config.recompile_max_tokens
-        redone: list[dict[int, Translation]] = [{}, {}]
-        for k, tr in enumerate(self.translators):
-            redo = [i for i, x in enumerate(per_role[k])
-                    if cap and x.status == "capped" and cap > x.max_tokens]
-            if redo:
-                again = tr.translate_many([texts[i] for i in redo], cap)
-                redone[k] = dict(zip(redo, again, strict=True))
+        per_role = translate_all(self.translators, texts, self.config.recompile_max_tokens)
         final: dict[str, list[Translation]] = {}
         first: dict[str, list[Translation]] = {}
         for i, t in enumerate(texts):
-            orig = [per_role[0][i], per_role[1][i]]
-            final[t] = [redone[k].get(i, orig[k]) for k in range(2)]
-            if any(i in r for r in redone):
-                first[t] = orig
+            pairs = [per_role[0][i], per_role[1][i]]
+            final[t] = [orig if again is None else again for orig, again in pairs]
+            if any(again is not None for _, again in pairs):
+                first[t] = [orig for orig, _ in pairs]
         return final, first
 
     def audit_many(self, rules: Sequence[tuple[str, str]] | Sequence[str]) -> list[RuleAudit]:

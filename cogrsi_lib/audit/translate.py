@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.llm.families import family_example, prompt_family
+from cogrsi_lib.llm.flow import Flow, run_flows
 from cogrsi_lib.llm.reply_format import CHARS_PER_TOKEN, ReplyFormat
 from cogrsi_lib.llm.types import Completion, Message, Request, SamplingParams
 
@@ -201,12 +202,47 @@ class Translator:
     def translate(self, text: str, max_tokens: int | None = None) -> Translation:
         return self.translate_many([text], max_tokens)[0]
 
+    def flow(self, text: str, recompile_cap: int = 0
+             ) -> Flow[tuple[Translation, Translation | None]]:
+        """One text's translation as a flow (:mod:`cogrsi_lib.llm.flow`): the reply, then,
+        when the output cap cut it and ``recompile_cap`` is larger, the reply again at that
+        cap (App. C J105's recompile). Returns the first translation and the second (None
+        when there was none): the requests :meth:`translate_many` sends for both."""
+        first_request = self.request(text)
+        [[reply]] = yield [first_request]
+        first = parse_translation(reply, self.name, self.prompt, text, self.max_tokens,
+                                  first_request.reply)
+        if not (recompile_cap and first.status == "capped" and recompile_cap > first.max_tokens):
+            return first, None
+        again = self.request(text, recompile_cap)
+        [[reply]] = yield [again]
+        return first, parse_translation(reply, self.name, self.prompt, text, recompile_cap,
+                                        again.reply)
+
     def describe(self) -> dict[str, Any]:
         return {
             "translator": self.name, "backend": self.backend.identity, "prompt": self.prompt,
             "seed": self.seed, "temperature": self.temperature, "max_tokens": self.max_tokens,
             "plays": self.plays or "", "structured": self.structured,
         }  # fmt: skip
+
+
+def translate_all(translators: Sequence[Translator], texts: Sequence[str],
+                  recompile_cap: int = 0) -> list[list[tuple[Translation, Translation | None]]]:
+    """Per translator, per text, :meth:`Translator.flow`'s first and recompiled translation.
+    The flows of translators that share a backend run as one stream (one model playing both
+    roles translates every text for both at once, and a recompile goes out as soon as its
+    first reply is back)."""
+    by_backend: dict[int, list[int]] = {}
+    for k, tr in enumerate(translators):
+        by_backend.setdefault(id(tr.backend), []).append(k)
+    out: list[list[tuple[Translation, Translation | None]]] = [[] for _ in translators]
+    for roles in by_backend.values():
+        flows = [translators[k].flow(t, recompile_cap) for k in roles for t in texts]
+        done = run_flows(translators[roles[0]].backend, flows) if flows else []
+        for j, k in enumerate(roles):
+            out[k] = done[j * len(texts):(j + 1) * len(texts)]
+    return out
 
 
 @family_example(FAMILY)

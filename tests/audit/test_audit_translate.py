@@ -161,6 +161,32 @@ def test_recompile_with_a_larger_cap_keeps_both_verdicts(sample):
     assert audit.translations[1].max_tokens == 8192 and not audit.translations[1].capped
 
 
+def test_translators_on_one_backend_translate_and_recompile_in_one_stream():
+    """Both roles' first replies go out together, then every recompile together (two model
+    batches, not four), and each translation is the one translate_many gives."""
+    from cogrsi_lib.audit.translate import translate_all
+
+    short, wordy = NOTHING_REACHED, RULES[0]
+    long_code = fenced("# I will reason about every event first.\n" * 40 + wordy.code_b)
+
+    def respond(job):
+        return long_code if f"Rule:\n{wordy.text}\n" in prompt_text(job) else fenced(
+            short.code_a)
+
+    backend = ScriptedBackend(respond)
+    a = Translator("A", backend, "literal", seed=0, max_tokens=200)
+    b = Translator("B", backend, "plain", seed=1, max_tokens=200)
+    texts = [short.text, wordy.text]
+    done = translate_all([a, b], texts, recompile_cap=4096)
+    assert backend.batches == [4, 2]
+    for k, tr in enumerate((a, b)):
+        assert [first for first, _ in done[k]] == tr.translate_many(texts)
+        assert done[k][0][1] is None  # not capped: no second reply
+        assert done[k][1][1] == tr.translate_many([wordy.text], 4096)[0]
+        assert done[k][1][0].capped and not done[k][1][1].capped
+    assert translate_all([a, b], texts)[0][1][1] is None  # no recompile cap, no recompile
+
+
 def test_build_translators_checks_its_specs():
     with pytest.raises(ValueError, match="'translators': List should have at least 2 items"):
         build_translators([{"model": "scripted"}])
