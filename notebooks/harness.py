@@ -18,7 +18,7 @@
 #
 # A frozen model wrapped by a harness (zing-social-mind-report §5): PRISM skills with asked-variable routing and self-exit (§5.3), Starling attribution-first state (§5.4), SAGE experience memory with its fallback cascade (§5.5) and gated retrieval of normative notes (§5.6), each gated per item and recorded in the trace. Configurations as Table 10: Base, +skills, +memory (Starling + SAGE), +retrieval, Full, on the same items; one greedy direct answer per item. Logic: `cogrsi_lib/harness/`.
 #
-# This stage gives the shape of the Zing report's Table 10, Figures 23-26 and Table 11 (`cogrsi papers`). On the CPU default one 135M model stands in for the report's five, near chance: the tables show their rows and columns, not the report's result.
+# This stage gives the shape of the Zing report's Table 10, Figures 23-26 and Table 11 (`cogrsi papers`), one row per model of `models` (`cogrsi_lib/matrix.py`; the harness answers greedily, so one run each). On the CPU default one 135M model stands in for the report's five, near chance: the tables show their rows and columns, not the report's result.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/harness/params.py (HarnessParams).
@@ -33,68 +33,66 @@ from cogrsi_lib import stage_params
 p = stage_params.load('harness', params)
 
 # %%
+import polars as pl
+
+from cogrsi_lib import matrix
 from cogrsi_lib.embedding import MiniLMEmbedder
 from cogrsi_lib.harness import stage as hs
-from cogrsi_lib.harness.runtime import HarnessConfig, HarnessSystem, build_ablations
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
-from cogrsi_lib.progress import timed
 from cogrsi_lib.reports import show_chart, write_json, write_replies, write_table
 from cogrsi_lib.stats import chance_table
 
 # %%
 out = resolve_out_dir(out_dir, 'harness')
 tally = start_tally()  # every model call of this stage, by prompt family
-harness_config = p.call_settings()
-backend = p.model.build(find_repo_root())
+backends = [spec.build(find_repo_root()) for spec in p.model_list()]
+models = matrix.check_labels([b.model for b in backends])
 embedder = MiniLMEmbedder()
 items, skipped = hs.evaluation_items(p.benchmarks, p.n_per_benchmark, p.n_oracle, p.oracle_seed)
-{'items': {k: len(v) for k, v in items.items()}, 'skipped': skipped}
-
-# %% [markdown]
-# ## SAGE distillation (development items only)
-#
-# The Generator is the base system; the Reflector's replies are checked strictly and rejections logged. Development items are disjoint from the evaluated ones.
-
-# %%
 test_ids = [it.item_id for its in items.values() for it in its]
 dev_items = hs.development_items(p.dev.n_tombench, p.dev.n_oracle, p.dev.oracle_seed,
                                  skip_tombench=p.n_per_benchmark)
-base = HarnessSystem(backend, HarnessConfig(**harness_config), name='harness:base')
-with timed('SAGE distillation'):
-    store, distil_log = hs.distil_store(base, dev_items, embedder, test_ids=test_ids,
-                                        budget=p.dev.budget, rounds=p.dev.rounds,
-                                        max_tokens=p.dev.max_tokens)
-store.to_json(out / 'experience_store.json')
-write_json(distil_log, out / 'distil_log.json')
-{'dev_items': len(dev_items), 'entries': len(store)}
+{'models': models, 'items': {k: len(v) for k, v in items.items()}, 'dev_items': len(dev_items),
+ 'skipped': skipped}
 
 # %% [markdown]
-# ## Calibration on validation items (eqs. 9 and 10)
+# ## Each model's study
 #
-# On the development items (never evaluated): each retrieval note injected for an item is credited with its repair or damage against Base and the retriever refined (eq. 9); then the controlled full harness runs with it and the offline optimizer updates the gate policy from its traces (eq. 10): gates and paths that went with more wrong answers or validator flags than average are demoted.
+# For every model of `models` (or the one `model`), on the same items (`cogrsi_lib/harness/stage.py` `study`):
+#
+# - **SAGE distillation** on development items only, disjoint from the evaluated ones: the Generator is the base system; the Reflector's replies are checked strictly and rejections logged.
+# - **Calibration on validation items (eqs. 9 and 10)**, the development items again, never evaluated: each retrieval note injected for an item is credited with its repair or damage against Base and the retriever refined (eq. 9); then the controlled full harness runs with it and the offline optimizer updates the gate policy from its traces (eq. 10): gates and paths that went with more wrong answers or validator flags than average are demoted.
+# - **Ablations**: every configuration of `ablations` on the evaluation items; `full` runs the control layer (per-item gate over paths with the calibrated policy, validator, one repair) with the refined retriever; `full_ungated` puts every module's evidence on every item, so the difference between the two is the control layer's own.
+# - **SAGE's own ablation** (Figure 26).
+#
+# Every table below has a `model` column; each model's store, distillation log and calibration log are kept under its name.
 
 # %%
-with timed('calibration'):
-    cal = hs.calibrate(backend, harness_config, dev_items, embedder, store, test_ids=test_ids)
-write_table(cal.note_credit, out / 'retrieval_credit', title='Retrieval notes credited on validation items (eq. 9)')
-write_table(cal.policy_credit, out / 'policy_credit', title='Gate policy update on validation traces (eq. 10)')
-write_json(cal.log, out / 'calibration.json')
-cal.policy_credit
+studies = [hs.study(b, p, items, dev_items, embedder, test_ids=test_ids) for b in backends]
+write_json({s.model: s.store.to_dict() for s in studies}, out / 'experience_store.json')
+write_json({s.model: s.distil_log for s in studies}, out / 'distil_log.json')
+write_json({s.model: s.calibration.log for s in studies}, out / 'calibration.json')
+write_table(matrix.by_model([(s.model, s.calibration.note_credit) for s in studies]),
+            out / 'retrieval_credit', title='Retrieval notes credited on validation items (eq. 9)')
+policy_credit = matrix.by_model([(s.model, s.calibration.policy_credit) for s in studies])
+write_table(policy_credit, out / 'policy_credit',
+            title='Gate policy update on validation traces (eq. 10)')
+frame = pl.concat([s.frame for s in studies])
+hs.RECORDS.write(frame, out)
+{s.model: {'entries': len(s.store), 'records': s.frame.height} for s in studies}
 
 # %% [markdown]
 # ## Ablations
 #
-# Accuracy by configuration and source (unparsed answers count as wrong), with calls and tokens per question, and each configuration's change against Base in points. `full` runs the control layer (per-item gate over paths with the calibrated policy, validator, one repair) with the refined retriever; `full_ungated` puts every module's evidence on every item, so the difference between the two is the control layer's own.
+# Accuracy by model, configuration and source (unparsed answers count as wrong), with calls and tokens per question, and each configuration's change against Base in points.
 
 # %%
-systems = build_ablations(backend, p.ablations, config=harness_config, store=store,
-                          embedder=embedder, retriever=cal.retriever, policy=cal.policy)
-with timed('ablations'):
-    frame = hs.run(systems, items, batch_size=p.batch_size)
-hs.RECORDS.write(frame, out)
-accuracy = hs.accuracy_table(frame)
+accuracy = matrix.by_model([(s.model, hs.accuracy_table(s.frame)) for s in studies])
 write_table(accuracy, out / 'ablations', title='Accuracy by harness configuration')
+write_table(matrix.side_by_side(accuracy, ['source', 'system'], 'accuracy'),
+            out / 'ablations_by_model',
+            title='Accuracy by harness configuration, one column per model')
 accuracy
 
 # %% [markdown]
@@ -103,38 +101,37 @@ accuracy
 # Each configuration's accuracy on the multiple-choice items against guessing (mean of 1/options), with a 95% interval over stories; `best_constant` is what always giving the commonest gold label scores. The embedded CPU model is expected near chance: differences between configurations then say nothing about the modules.
 
 # %%
-chance = chance_table(frame, ['system'])
+chance = matrix.by_model([(s.model, chance_table(s.frame, ['system'])) for s in studies])
 write_table(chance, out / 'chance', title='Accuracy against chance')
 chance
 
 # %%
-deltas = hs.delta_table(accuracy)
+deltas = matrix.by_model([(s.model, hs.delta_table(hs.accuracy_table(s.frame)))
+                          for s in studies])
 write_table(deltas, out / 'ablation_deltas', title='Change against Base (points)')
 deltas.filter(deltas['source'] == 'all')
 
 # %% [markdown]
-# ### Against the report
+# ### Against the report (Table 10)
 #
-# Comparable with the report's Table 10 Base -> Full changes on ToMBench and Hi-ToM (five frontier models, whole benchmarks) only in direction and only with a model of that class: the CPU default's SmolLM2-135M is near chance and these are a few items per source.
+# One row per model and source: its Base -> Full change beside the report's Table 10 changes on ToMBench and Hi-ToM (five frontier models, whole benchmarks). Comparable only in direction and only with a model of that class: the CPU default's SmolLM2-135M is near chance and these are a few items per source.
 
 # %%
-versus = hs.paper_comparison(deltas, backend.identity)
+versus = pl.concat([hs.paper_comparison(hs.delta_table(hs.accuracy_table(s.frame)), s.model)
+                    for s in studies])
 write_table(versus, out / 'paper_table10', title='Base -> Full change beside the report\'s Table 10 (points)')
 versus
 
 # %% [markdown]
 # ## SAGE ablation (Figure 26)
 #
-# SAGE alone under each Selector mode against Base, on ToMBench items (the figure's split) when present, else the oracle items. The figure puts each configuration's accuracy and 95% interval over stories beside the report's (DeepSeek-V4-Flash on ToMBench's test split), with the chance level; on the CPU default a few items per configuration give intervals that span most of the axis: the figure's shape, not its result.
+# SAGE alone under each Selector mode against Base, on ToMBench items (the figure's split) when present, else the oracle items. The figure puts each model's accuracy and 95% interval over stories beside the report's (DeepSeek-V4-Flash on ToMBench's test split), with the chance level; on the CPU default a few items per configuration give intervals that span most of the axis: the figure's shape, not its result.
 
 # %%
-sage_items = {k: v for k, v in items.items() if k == 'tombench'} or {'oracle': items['oracle']}
-sage_frame = hs.run(hs.sage_systems(backend, harness_config, store, embedder), sage_items,
-                    batch_size=p.batch_size)
-sage = hs.accuracy_table(sage_frame)
+sage = matrix.by_model([(s.model, hs.accuracy_table(s.sage_frame)) for s in studies])
 write_table(sage, out / 'sage_ablation', title='SAGE ablation (Figure 26)')
-show_chart(hs.sage_chart(chance_table(sage_frame, ['system']), backend.identity),
-           out / 'sage_ablation')
+show_chart(hs.sage_chart(matrix.by_model([(s.model, chance_table(s.sage_frame, ['system']))
+                                          for s in studies])), out / 'sage_ablation')
 
 # %% [markdown]
 # ## PRISM routing (§5.3.3.3)
@@ -142,11 +139,10 @@ show_chart(hs.sage_chart(chance_table(sage_frame, ['system']), backend.identity)
 # Family-hit and strict-hit against the items' own labels (ToMBench ability, Hi-ToM order, oracle depth); repair and damage against Base's answers on the same items. Unrouted items count as misses.
 
 # %%
-import polars as pl
-
-routed = [s.name for s in systems if s.router is not None]
-routing = pl.concat([hs.routing_table(frame, n) for n in routed]) if routed else None
-if routing is not None:
+routing = matrix.by_model([(s.model, hs.routing_table(s.frame, system.name))
+                           for s in studies for system in s.systems
+                           if system.router is not None])
+if routing.height:
     write_table(routing, out / 'routing', title='Routing diagnostics')
 routing
 
@@ -156,10 +152,10 @@ routing
 # What each gate decided, per configuration: Starling (inject, or why not), SAGE's cascade level, retrieval's decision, the route's status.
 
 # %%
-decisions = hs.module_decisions(frame)
+decisions = matrix.by_model([(s.model, hs.module_decisions(s.frame)) for s in studies])
 write_table(decisions, out / 'module_decisions', title='Module gate decisions')
-coverage = [hs.experience_coverage(frame, s.name) for s in systems
-            if s.selector is not None]
+coverage = {s.model: [hs.experience_coverage(s.frame, system.name) for system in s.systems
+                      if system.selector is not None] for s in studies}
 write_json(coverage, out / 'experience_coverage.json')
 decisions
 
@@ -183,7 +179,7 @@ state
 
 # %%
 replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
-write_json({'backend': p.model.backend, 'model': backend.model,
+write_json({'backends': [spec.backend for spec in p.model_list()], 'models': models,
             'embedder': embedder.name, 'ablations': p.ablations,
             'skipped_benchmarks': skipped, 'structured': p.structured,
             'chance': chance.to_dicts(), 'replies': tally.to_dict()},

@@ -44,12 +44,13 @@ def test_the_gpu_setting_needs_one_server_per_model_on_disjoint_gpus() -> None:
         assert s.spec.engine.max_model_len  # every model's context is sized, none at 256K
     assert len({s.port for s in servers}) == len(servers)
     # the reader serves every stage that names it; the translator also serves Gate D
-    assert {"audit.replay.model", "reader_eval.models[0]", "harness.model", "pddl_mind.models[0]",
-            "loops.model", "scorecard.model"} <= set(by_name[READER].uses)
+    assert {"audit.replay.model", "reader_eval.models[0]", "harness.models[0]",
+            "pddl_mind.models[0]", "loops.model", "scorecard.model"} <= set(by_name[READER].uses)
     assert {"audit.translators[0].model", "scorecard.alt_model"} <= set(by_name[LLAMA].uses)
     # reader_eval's three backbones (Table 3A), each on the server of its name
-    assert {"reader_eval.models[2]", "pddl_mind.models[2]"} <= set(by_name[LLAMA].uses)
-    assert {"reader_eval.models[1]", "pddl_mind.models[1]"} <= set(
+    assert {"reader_eval.models[2]", "pddl_mind.models[2]", "harness.models[2]"} <= set(
+        by_name[LLAMA].uses)
+    assert {"reader_eval.models[1]", "pddl_mind.models[1]", "harness.models[1]"} <= set(
         by_name["Qwen/Qwen3.5-122B-A10B"].uses)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -28,6 +28,9 @@ from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 from cogrsi_lib.reader.records import ITEM_COLUMNS, ItemRecord
 from cogrsi_lib.reader.system import run_system
 from cogrsi_lib.records_schema import RecordSchema
+
+if TYPE_CHECKING:
+    from cogrsi_lib.harness.params import HarnessParams
 
 #: the harness's records (``records.parquet``): the core, the reader's columns, the item's
 #: annotation (:mod:`cogrsi_lib.harness.taxonomy`) and its text
@@ -356,6 +359,51 @@ def calibrate(backend: Any, config: Mapping[str, Any], items: Sequence[ReaderIte
     return Calibration(refined, policy, note_credit, policy_credit, log)
 
 
+# ------------------------------------------------------------------- one model's study
+
+
+@dataclass
+class ModelStudy:
+    """One model's harness study (the report's Table 10 gives one row per model): its SAGE
+    store and distillation log, its calibration, its ablation systems and their records, and
+    SAGE's own ablation (Figure 26)."""
+
+    model: str
+    store: ExperienceStore
+    distil_log: dict[str, Any]
+    calibration: Calibration
+    systems: list[HarnessSystem]
+    frame: pl.DataFrame
+    sage_frame: pl.DataFrame
+
+
+def study(backend: Any, p: HarnessParams, items: Mapping[str, Sequence[ReaderItem]],
+          dev_items: Sequence[ReaderItem], embedder: Any, *, test_ids: Sequence[str]
+          ) -> ModelStudy:
+    """The stage's work for one model: SAGE distilled on ``dev_items`` with Base as the
+    Generator, the retriever and gate policy calibrated on them, every ablation of
+    ``p.ablations`` and SAGE's ablation on the evaluation ``items``."""
+    from cogrsi_lib.harness.runtime import build_ablations
+    from cogrsi_lib.progress import timed
+
+    config = p.call_settings()
+    base = HarnessSystem(backend, HarnessConfig(**config), name="harness:base")
+    with timed(f"SAGE distillation: {backend.model}"):
+        store, log = distil_store(base, dev_items, embedder, test_ids=test_ids,
+                                  budget=p.dev.budget, rounds=p.dev.rounds,
+                                  max_tokens=p.dev.max_tokens)
+    with timed(f"calibration: {backend.model}"):
+        cal = calibrate(backend, config, dev_items, embedder, store, test_ids=test_ids)
+    systems = build_ablations(backend, p.ablations, config=config, store=store,
+                              embedder=embedder, retriever=cal.retriever, policy=cal.policy)
+    with timed(f"ablations: {backend.model}"):
+        frame = run(systems, items, batch_size=p.batch_size)
+    sage_items = {k: v for k, v in items.items() if k == "tombench"} or {
+        "oracle": items["oracle"]}
+    sage_frame = run(sage_systems(backend, config, store, embedder), sage_items, p.batch_size)
+    return ModelStudy(backend.model, store, log, cal, systems, frame, sage_frame)
+
+
 # ------------------------------------------------------------------ SAGE ablation (Fig. 26)
 
 def sage_systems(backend: Any, config: Mapping[str, Any], store: ExperienceStore,
@@ -395,11 +443,11 @@ PAPER_FIGURE26: dict[str, float] = {
 TITLE26 = "SAGE component ablation (Figure 26)"
 
 
-def sage_chart(chance: pl.DataFrame, model: str) -> Any:
-    """Figure 26 drawn: each SAGE configuration (rows in the report's order) with this run's
-    accuracy and 95% interval over stories and its chance level (``chance``:
-    :func:`cogrsi_lib.stats.chance_table` by ``system``), beside the report's accuracy for
-    the same configuration."""
+def sage_chart(chance: pl.DataFrame) -> Any:
+    """Figure 26 drawn: each SAGE configuration (rows in the report's order) with each
+    model's accuracy and 95% interval over stories and its chance level (``chance``:
+    :func:`cogrsi_lib.stats.chance_table` by ``system``, with a ``model`` column), beside the
+    report's accuracy for the same configuration."""
     import altair as alt
 
     order = list(PAPER_FIGURE26)
@@ -415,7 +463,7 @@ def sage_chart(chance: pl.DataFrame, model: str) -> Any:
     ours = known.select(
         "system", "accuracy", "low", "high", "chance",
         label=pl.col("system") + " (n=" + pl.col("items").cast(pl.Utf8) + ")",
-        source=pl.lit(f"this run ({model})"))
+        source=pl.lit("this run (") + pl.col("model") + pl.lit(")"))
     labels = dict(zip(ours["system"], ours["label"], strict=True))
     paper = pl.DataFrame({"system": order, "accuracy": [PAPER_FIGURE26[s] / 100 for s in order],
                           "source": ["report (DeepSeek-V4-Flash, ToMBench test)"] * len(order)}

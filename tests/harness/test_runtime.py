@@ -249,8 +249,8 @@ def test_figure_26_is_drawn_in_the_report_s_order_with_its_values_beside_ours():
     assert set(systems) == set(hs.PAPER_FIGURE26)  # every configuration has its reported value
     chance = pl.DataFrame({"system": systems[::-1], "items": [4] * 5,
                            "accuracy": [0.25, 0.5, 0.0, 0.75, 1.0], "chance": [0.25] * 5,
-                           "low": [0.0] * 5, "high": [1.0] * 5})
-    spec = hs.sage_chart(chance, "m").to_dict()
+                           "low": [0.0] * 5, "high": [1.0] * 5, "model": ["m"] * 5})
+    spec = hs.sage_chart(chance).to_dict()
     layers = spec["layer"]
     ours = spec["datasets"][layers[0]["data"]["name"]]
     reported = spec["datasets"][layers[3]["data"]["name"]]
@@ -261,9 +261,12 @@ def test_figure_26_is_drawn_in_the_report_s_order_with_its_values_beside_ours():
     assert {r["label"]: r["accuracy"] for r in ours} == {
         f"{s} (n=4)": a for s, a in zip(chance["system"], chance["accuracy"], strict=True)}
     with pytest.raises(ValueError, match="harness:base"):
-        hs.sage_chart(chance.with_columns(system=pl.lit("harness:base")), "m")
-    empty = hs.sage_chart(chance.clear(), "m").to_dict()
+        hs.sage_chart(chance.with_columns(system=pl.lit("harness:base")))
+    empty = hs.sage_chart(chance.clear()).to_dict()
     assert "no multiple-choice item" in json.dumps(empty)
+    two = hs.sage_chart(pl.concat([chance, chance.with_columns(model=pl.lit("m2"))])).to_dict()
+    sources = {r["source"] for r in two["datasets"][two["layer"][0]["data"]["name"]]}
+    assert sources == {"this run (m)", "this run (m2)"}  # each model beside the report
 
 
 @pytest.mark.parametrize("control", [False, True])

@@ -109,7 +109,8 @@ READER, LLAMA = "Qwen/Qwen3.5-35B-A3B-FP8", "meta-llama/Llama-3.3-70B-Instruct"
 MODELS = {"scorecard": {READER, LLAMA, "Qwen/Qwen3.5-9B"},
           "reader_eval": {READER, LLAMA, "Qwen/Qwen3.5-122B-A10B"},  # two estimated from one
           "loops": {READER}, "audit": {LLAMA, "Qwen/Qwen3.5-122B-A10B"},
-          "pddl_mind": {READER, LLAMA, "Qwen/Qwen3.5-122B-A10B"}, "harness": {READER}}
+          "pddl_mind": {READER, LLAMA, "Qwen/Qwen3.5-122B-A10B"},
+          "harness": {READER, LLAMA, "Qwen/Qwen3.5-122B-A10B"}}  # two estimated from one
 
 #: reader_eval's engine lives in the stage's kernel beside the server's: one unbound thread
 #: each, so that the two do not both bind to the CPU vLLM picks
