@@ -86,7 +86,7 @@ FLOORS: dict[str, dict[str, int | First]] = {
                     "pairs.n_eval_dialogue": 1, "reader_config.sample_max_tokens": 64,
                     "reader_config.perception_max_tokens": 96,
                     "reader_config.arbitration_max_tokens": 64,
-                    "gold_perceivers.n_questions": 4},
+                    "gold_perceivers.n_questions": 4, "confirmatory": 1},
     "loops": {"seeds": First(1), "rounds": 1, "discovery_size": 4, "trial_size": 4,
               "n_trials": 2, "final_size": 4, "heldout_size": 2, "max_candidates": 1,
               "builder_max_tokens": 64, "dev_stories": 30, "noise_rounds": 200,

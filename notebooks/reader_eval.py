@@ -39,9 +39,9 @@ import polars as pl
 
 from cogrsi_lib import matrix
 from cogrsi_lib import pairs as pairs_lib
-from cogrsi_lib.baselines import make_system
 from cogrsi_lib.baselines.ablations import ablation_table
-from cogrsi_lib.baselines.learned import LEARNED, learned_reader
+from cogrsi_lib.baselines.learned import LEARNED, cell_systems
+from cogrsi_lib.baselines.main_table import main_table
 from cogrsi_lib.bench.report import deviations_table
 from cogrsi_lib.bench.runner import ask_official_all
 from cogrsi_lib.llm import start_tally
@@ -58,9 +58,10 @@ models = matrix.check_labels([b.model for b in backends])
 split = pairs_lib.to_frame(pairs_lib.generate_split(
     'eval', p.pairs.eval_seed, p.pairs.n_eval_narrative, p.pairs.n_eval_dialogue))
 pair_records = ev.select_pairs(split, p.n_pairs)
-bench_items, skipped = ev.load_bench_heads(p.benchmarks, p.n_per_benchmark)
+bench_items, confirm_items, skipped = p.bench_samples(find_repo_root())
 {'models': models, 'runs': p.runs, 'pair_versions': pair_records.height,
- 'benchmarks': {k: len(v) for k, v in bench_items.items()}, 'skipped': skipped}
+ 'benchmarks': {k: len(v) for k, v in bench_items.items()},
+ 'confirmatory': {k: len(v) for k, v in confirm_items.items()}, 'skipped': skipped}
 
 # %% [markdown]
 # With `learned.principles_file` (the loops stage's final principles), the reader also runs as CogRSI-L: loop arm `learned.arm`'s principle in place of the expert one, the k-th loop seed's in run k, as the paper reports one CogRSI-L run per loop seed (`cogrsi_lib/baselines/learned.py`). It then has as many runs as the arm has seeds, the other systems `runs`; a loop that admitted nothing leaves its principle empty (the records' `principle` reads `none`).
@@ -74,11 +75,8 @@ print({'cogrsi_l': [{'run': r.run, 'seed': r.seed, 'words': len(r.principle.spli
 # %%
 cells = []
 for cell in p.cells(len(learned)):
-    chosen = [make_system(name, backends[cell.index], p.reader(cell.run), p.principle)
-              for name in (p.systems if cell.run < p.runs else [])]
-    if cell.run in learned_by_run:
-        chosen.append(learned_reader(backends[cell.index], p.reader(cell.run),
-                                     learned_by_run[cell.run].principle))
+    chosen = cell_systems(p.systems if cell.run < p.runs else [], backends[cell.index],
+                          p.reader(cell.run), p.principle, learned_by_run.get(cell.run))
     with timed(f"reader and baselines: {models[cell.index]}, run {cell.run}"):
         cells.append((models[cell.index], ev.evaluate(
             chosen, pair_records, bench_items, batch_size=p.batch_size, run=cell.run)))
@@ -172,6 +170,35 @@ write_table(result.per_run(ev.ReaderEval.bench_table), out / 'bench_scores_runs'
 bench_scores
 
 # %% [markdown]
+# ## Main results (Table 3)
+#
+# CogRSI Table 3 (`cogrsi_lib/baselines/main_table.py`): per model and system, the score on each of the eight main benchmarks and Main, their mean, over the runs (CogRSI-L: over the loop seeds). Block A is the main test sample (held-out sample 2, S3) and block B the confirmatory sample (held-out sample 3, S4), both as the benchmarks stage drew them (`manifest_dir`; without it, block A is the first items of each benchmark and there is no block B). A main benchmark whose data is not here stays empty, and `benchmarks` says how many Main averages: Main over fewer than eight is not the paper's Main. Test-only benchmarks are in `bench_scores` (Table 17). Every record of block B is in `confirmatory/records.parquet`. On the CPU default a few questions per benchmark near chance show the table's shape, not the paper's result.
+
+# %%
+confirm_cells = []
+for cell in (p.cells(len(learned)) if confirm_items else []):
+    chosen = cell_systems(p.systems if cell.run < p.runs else [], backends[cell.index],
+                          p.reader(cell.run), p.principle, learned_by_run.get(cell.run))
+    with timed(f"confirmatory sample: {models[cell.index]}, run {cell.run}"):
+        confirm_cells.append((models[cell.index], ev.evaluate(
+            chosen, None, confirm_items, batch_size=p.batch_size, run=cell.run)))
+confirmatory = ev.ReaderRuns(confirm_cells) if confirm_cells else None
+if confirmatory is not None:
+    (out / 'confirmatory').mkdir(exist_ok=True)
+    ev.RECORDS.write(confirmatory.items, out / 'confirmatory')
+    write_table(confirmatory.bench_table(), out / 'confirmatory' / 'bench_scores',
+                title='Confirmatory sample (S4): benchmark headline scores under the uniform '
+                      f'protocol, mean of {p.runs} run(s)')
+table3 = main_table({'A': bench_scores,
+                     'B': confirmatory.bench_table() if confirmatory else pl.DataFrame()})
+write_table(table3, out / 'paper_table3',
+            title="CogRSI Table 3: score on each main benchmark and Main (their mean over "
+                  "the `benchmarks` that ran), per model and system, mean over runs; A: main "
+                  "test sample, B: confirmatory sample",
+            why_empty='no main benchmark among `benchmarks`')
+table3
+
+# %% [markdown]
 # These scores follow the `uniform` protocol. How it deviates from each benchmark's release
 # (prompt, option order, repetitions, aggregation) is listed below; they are comparable with
 # published numbers only as far as this table allows.
@@ -257,6 +284,7 @@ chance_rows = (chance.with_columns(label=pl.col('model')) if len(models) > 1 els
 write_json({'backends': [spec.backend for spec in p.model_list()], 'models': models,
             'runs': p.runs, 'systems': p.systems + ([LEARNED] if learned else []),
             'learned': [{'run': r.run, 'seed': r.seed} for r in learned],
+            'confirmatory': {k: len(v) for k, v in confirm_items.items()},
             'questions': result.items.select('source', 'item_id').unique().height,
             'skipped_benchmarks': skipped, 'structured': p.structured,
             'chance': chance_rows.to_dicts(), 'replies': tally.to_dict(),

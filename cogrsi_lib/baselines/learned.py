@@ -11,6 +11,7 @@ which the record's ``principle`` column shows (``none``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import polars as pl
 
 from cogrsi_lib.llm.backend import Backend
 from cogrsi_lib.reader.reader import GroundedReader, ReaderConfig
+from cogrsi_lib.reader.system import System
 
 #: the system name of the reader with a learned principle
 LEARNED = "cogrsi_l"
@@ -69,3 +71,15 @@ def learned_reader(backend: Backend, config: ReaderConfig, principle: str,
                    name: str = LEARNED) -> GroundedReader:
     """The reader ``cogrsi`` with ``principle`` (a loop's) in place of the expert one."""
     return GroundedReader(backend, principle or "none", config, name=name)
+
+
+def cell_systems(names: Sequence[str], backend: Backend, config: ReaderConfig,
+                 principle: str | None, learned: LearnedRun | None = None) -> list[System]:
+    """One (model, run) cell's systems: each of ``names`` (registered reader systems) with
+    the stage's ``principle``, and CogRSI-L when the cell has a loop seed's principle."""
+    from cogrsi_lib.baselines.registry import make_system
+
+    systems = [make_system(name, backend, config, principle) for name in names]
+    if learned is not None:
+        systems.append(learned_reader(backend, config, learned.principle))
+    return systems

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import NonNegativeInt, field_validator
+from pydantic import NonNegativeInt, field_validator, model_validator
 
 from cogrsi_lib.baselines.gold_perceivers import SYSTEMS as GOLD_SYSTEMS
 from cogrsi_lib.baselines.learned import LearnedRun, learned_runs
@@ -72,6 +72,35 @@ class ReaderEvalParams(MatrixParams):
     official_max_tokens: int = 48
     gold_perceivers: GoldPerceiversParams = GoldPerceiversParams()
     learned: LearnedParams = LearnedParams()
+    # Table 3 (cogrsi_lib/baselines/main_table.py): with the benchmarks stage's manifests,
+    # the benchmark items are the first n_per_benchmark of the main test sample (S3) and the
+    # first `confirmatory` of the confirmatory sample (S4); without, the first
+    # n_per_benchmark of each benchmark
+    manifest_dir: str = ""
+    confirmatory: NonNegativeInt = 0
+
+    @model_validator(mode="after")
+    def _confirmatory_needs_manifests(self) -> ReaderEvalParams:
+        if self.confirmatory and not self.manifest_dir:
+            raise ValueError("'confirmatory' reads the confirmatory sample (S4) from the "
+                             "benchmarks stage's manifests: give 'manifest_dir'")
+        return self
+
+    def bench_samples(self, root: Path) -> tuple[dict[str, list], dict[str, list], list[str]]:
+        """The benchmark items of Table 3's blocks A and B (B empty without
+        ``confirmatory``), and the benchmarks skipped for lack of data (only without
+        ``manifest_dir``: a manifest's benchmark must be here)."""
+        from cogrsi_lib.bench.manifest import CONFIRMATORY, MAIN_TEST, sample_items
+        from cogrsi_lib.reader.evaluate import load_bench_heads
+
+        if not self.manifest_dir:
+            main, skipped = load_bench_heads(self.benchmarks, self.n_per_benchmark)
+            return main, {}, skipped
+        folder = root / self.manifest_dir
+        main = sample_items(self.benchmarks, folder, MAIN_TEST, self.n_per_benchmark)
+        confirm = (sample_items(self.benchmarks, folder, CONFIRMATORY, self.confirmatory)
+                   if self.confirmatory else {})
+        return main, confirm, []
 
     def reader(self, run: int = 0) -> ReaderConfig:
         """The reader's settings with the stage's ``structured``, for run ``run``."""

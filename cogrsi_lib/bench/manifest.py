@@ -235,6 +235,32 @@ def select(items: Sequence[Item], manifest: Manifest, split: str) -> list[Item]:
     return [by_id[i] for i in manifest.items[split]]
 
 
+#: the samples the papers' tables are scored on (App. E.2): held-out sample 2, the main test
+#: sample (Table 3A), and held-out sample 3, the confirmatory one (Table 3B)
+MAIN_TEST, CONFIRMATORY = "S3", "S4"
+
+
+def sample_items(names: Sequence[str], manifest_dir: str | Path, split: str,
+                 n: int | None = None) -> dict[str, list[Item]]:
+    """Per benchmark of ``names``, the first ``n`` (all: None) items of sample ``split`` as the
+    benchmarks stage drew it (``<manifest_dir>/<name>.json``). A benchmark without its data or
+    its manifest stops with one line: a table that silently lacked it would mislead."""
+    from cogrsi_lib import bench
+
+    out: dict[str, list[Item]] = {}
+    for name in names:
+        if not bench.available(name):
+            raise ManifestError(f"benchmark {name!r} has no data under {bench.data_root()}: "
+                                f"`dvc pull data.dvc`, or `cogrsi bench fetch {name}` where "
+                                "there is internet, or leave it out of `benchmarks`")
+        path = Path(manifest_dir) / f"{name}.json"
+        if not path.is_file():
+            raise ManifestError(f"no manifest {path}: run the benchmarks stage first "
+                                "(`dvc repro benchmarks`)")
+        out[name] = select(bench.load(name), read_manifest(path), split)[:n]
+    return out
+
+
 def manifest_frame(manifests: Sequence[Manifest]) -> pl.DataFrame:
     """Long table: benchmark, split, story_id (the unit), item_id."""
     rows = [(m.benchmark, split, unit_id, item_id)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cogrsi_lib.bench.manifest import MAIN_TEST
 from cogrsi_lib.oracle.render import render
 from cogrsi_lib.oracle.sampler import PROPERTIES, SamplerConfig, question_records, sample_worlds
 from cogrsi_lib.oracle.world import Question
@@ -27,7 +28,7 @@ from cogrsi_lib.reader.items import ReaderItem, from_bench_item
 #: the only benchmark split the loops may read (App. E.2: S1 is the development data)
 DEV_SPLIT = "S1"
 #: the main test sample (App. E.2), read only to score the final principles (Table 1)
-TEST_SPLIT = "S3"
+TEST_SPLIT = MAIN_TEST
 
 
 def question_group(kind: str, depth: int, false_belief: bool) -> str:
@@ -85,19 +86,13 @@ def bench_dev_items(benchmarks: Sequence[str], manifest_dir: str | Path) -> list
 def manifest_items(benchmarks: Sequence[str], manifest_dir: str | Path, split: str,
                    n: int | None = None) -> list[ReaderItem]:
     """The first ``n`` (all: None) items of sample ``split`` of each benchmark, from its
-    manifest ``<manifest_dir>/<name>.json`` (drawn by the ``benchmarks`` stage), whose source
-    is the benchmark's name."""
-    from cogrsi_lib import bench
-    from cogrsi_lib.bench.manifest import read_manifest, select
+    manifest ``<manifest_dir>/<name>.json`` (drawn by the ``benchmarks`` stage;
+    :func:`cogrsi_lib.bench.manifest.sample_items`), whose source is the benchmark's name."""
+    from cogrsi_lib.bench.manifest import sample_items
 
-    out: list[ReaderItem] = []
-    for name in benchmarks:
-        path = Path(manifest_dir) / f"{name}.json"
-        if not path.is_file():
-            raise FileNotFoundError(f"no manifest {path}; draw one with `cogrsi bench manifest`")
-        chosen = select(bench.load(name), read_manifest(path), split)[:n]
-        out += [from_bench_item(it).with_meta(source=name) for it in chosen]
-    return out
+    return [from_bench_item(it).with_meta(source=name)
+            for name, items in sample_items(benchmarks, manifest_dir, split, n).items()
+            for it in items]
 
 
 def bigtom_u_items(n_pairs: int) -> tuple[list[ReaderItem], list[tuple[str, str, str, str]]]:
