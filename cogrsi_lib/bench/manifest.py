@@ -255,8 +255,9 @@ def sample_items(names: Sequence[str], manifest_dir: str | Path, split: str,
                                 "there is internet, or leave it out of `benchmarks`")
         path = Path(manifest_dir) / f"{name}.json"
         if not path.is_file():
-            raise ManifestError(f"no manifest {path}: run the benchmarks stage first "
-                                "(`dvc repro benchmarks`)")
+            raise FileNotFoundError(f"no manifest {path}: run the benchmarks stage first "
+                                    "(`dvc repro benchmarks`), or draw one with "
+                                    "`cogrsi bench manifest`")
         out[name] = select(bench.load(name), read_manifest(path), split)[:n]
     return out
 

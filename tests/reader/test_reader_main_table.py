@@ -74,7 +74,7 @@ def test_a_sample_is_the_first_items_of_its_split_and_a_missing_part_stops_it(ma
         assert [it.id for it in main[name]] == list(drawn[name].items[MAIN_TEST][:3])
         assert [it.id for it in confirm[name]] == list(drawn[name].items[CONFIRMATORY])
         assert not {it.id for it in main[name]} & {it.id for it in confirm[name]}
-    with pytest.raises(ManifestError, match="run the benchmarks stage first"):
+    with pytest.raises(FileNotFoundError, match="run the benchmarks stage first"):
         sample_items(["tombench"], tmp_path, MAIN_TEST)
     if not bench.available("fantom"):  # registered, not shipped
         with pytest.raises(ManifestError, match="'fantom' has no data"):
