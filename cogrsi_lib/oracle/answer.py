@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from cogrsi_lib.oracle.records import record
-from cogrsi_lib.oracle.state import INITIAL, MAX_DEPTH, OracleState, chain_plan, replay
+from cogrsi_lib.oracle.state import INITIAL, OracleState, chain_plan, chain_problem, replay
 from cogrsi_lib.oracle.world import OracleInputError, Question, Value, World, same_value
 
 
@@ -39,27 +39,12 @@ class Answer:
 
 def check_question(world: World, question: Question, index: int = 0) -> None:
     """Raise :class:`OracleInputError` if ``question`` cannot be asked of ``world``."""
-    chain = question.chain
-    problem = ""
-    if len(chain) > MAX_DEPTH:
-        problem = f"a chain of depth {len(chain)} is deeper than the maximum, {MAX_DEPTH}"
-    elif not world.agents_set.issuperset(chain):
-        agent = next(a for a in chain if a not in world.agents_set)
-        problem = f"unknown agent {agent!r} in chain"
-    elif (twice := _repeated(chain)) is not None:
-        problem = f"chain repeats {twice} twice in a row"
-    elif question.kind == "property" and question.property not in world.initial_properties:
+    problem = chain_problem(question.chain, world.agents_set)
+    if (problem is None and question.kind == "property"
+            and question.property not in world.initial_properties):
         problem = f"unknown property {question.property!r}"
     if problem:
         raise OracleInputError(problem, where=f"question {index}")
-
-
-def _repeated(chain: tuple[str, ...]) -> str | None:
-    """The first agent a chain names twice in a row (None: none)."""
-    for i in range(1, len(chain)):
-        if chain[i] == chain[i - 1]:
-            return chain[i]
-    return None
 
 
 def answer(state: OracleState, question: Question) -> Answer:

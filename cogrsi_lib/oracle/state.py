@@ -12,7 +12,7 @@ from that chain's own agents, so the state tracks only the chains it is asked fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
@@ -129,8 +129,7 @@ def chain_plan(asked: tuple[Chain, ...]) -> ChainPlan:
     one cast, so this is cached)."""
     wanted = {c[:j] for c in asked for j in range(1, len(c))} | set(asked)
     tracked = tuple(_tracked_for(c) for c in sorted(wanted, key=lambda c: (len(c), c)))
-    well_formed = all(len(c) <= MAX_DEPTH and all(a != b for a, b in zip(c, c[1:], strict=False))
-                      for c in asked)
+    well_formed = all(chain_problem(c) is None for c in asked)
     return ChainPlan(tracked, frozenset(a for c in asked for a in c), well_formed,
                      tuple(tr.chain for tr in tracked))
 
@@ -325,16 +324,11 @@ class OracleState:
         if t == "move":
             to = self.location = event.to  # type: ignore[assignment]
             if self._visible:
-                self._write_perceived(who, public, self._sight(), index, "move")
-            else:  # the object shows only where it is: _write_perceived, inlined
+                self._write(self._perceived(who, public), self._sight(), index, "move")
+            else:  # the object shows only where it is: _write, inlined for the commonest event
                 belief, beliefs = Belief(to, index, "move"), self.location_beliefs
-                if who is public and self._plan is not None:
-                    for chain in self._plan.perceived_by(public):
-                        beliefs[chain] = belief
-                else:
-                    for tr in self._tracked:
-                        if tr.first in who and tr.rest <= public:
-                            beliefs[tr.chain] = belief
+                for chain in self._perceived(who, public):
+                    beliefs[chain] = belief
             when, last_seen = (index, BY_THE_EVENT), self.last_seen
             for a in who:
                 last_seen[a] = when
@@ -348,29 +342,23 @@ class OracleState:
         elif t == "whisper":
             if self._believed(event):
                 self.taken_whispers.append(index)
-                alone = (actor,)
-                if self._plan is None:
-                    self._write(lambda tr: tr.members <= public and tr.chain != alone,
-                                {"location": event.location}, index, "whisper")  # type: ignore[dict-item]
-                else:  # the same write through the plan's groups
-                    belief = Belief(event.location, index, "whisper")
-                    beliefs = self.location_beliefs
-                    for chain in self._plan.perceived_by(public):
-                        if chain != alone:
-                            beliefs[chain] = belief
+                alone = (actor,)  # the speaker's own belief stays theirs
+                self._write([c for c in self._perceived(public, public) if c != alone],
+                            {"location": event.location}, index, "whisper")  # type: ignore[dict-item]
         elif t == "sleep":
             self.asleep.add(actor)
         elif t == "wake":
             self.asleep.discard(actor)
             self._join_view(actor, index)
         elif t == "peek":
-            self._write(lambda tr: tr.chain == (actor,), self._sight(), index, "peek")
+            self._write(self._where(lambda tr: tr.chain == (actor,)), self._sight(), index,
+                        "peek")
             self._saw({actor}, (index, BY_THE_EVENT))
         elif t == "change":
             prop = event.property
             self.properties[prop] = event.value  # type: ignore[index]
             values = {prop: event.value}
-            self._write_perceived(who, public, values, index, "change")  # type: ignore[arg-type]
+            self._write(self._perceived(who, public), values, index, "change")  # type: ignore[arg-type]
             if event.visible and self.location in in_view:
                 self._view_for_the_rest(_co_present(who, public), values, index)  # type: ignore[arg-type]
         if self.location in in_view:
@@ -385,34 +373,35 @@ class OracleState:
             out[p] = self.properties[p]
         return out
 
-    def _write(self, rule: Rule, values: dict[str, Value], index: int, via: str) -> None:
-        """Set ``values`` (from event ``index``, by ``via``) as the belief of every tracked
-        chain ``rule`` holds for. A chain's property beliefs are replaced, never changed in
-        place: chains share them until one is written."""
-        beliefs = {key: Belief(value, index, via) for key, value in values.items()}
-        location = beliefs.pop("location", None)
-        lb, pb = self.location_beliefs, self.property_beliefs
-        for tr in self._tracked:
-            if rule(tr):
-                if location is not None:
-                    lb[tr.chain] = location
-                if beliefs:
-                    pb[tr.chain] = {**pb[tr.chain], **beliefs}
+    def _where(self, rule: Rule) -> list[Chain]:
+        """The tracked chains ``rule`` holds for."""
+        return [tr.chain for tr in self._tracked if rule(tr)]
 
-    def _write_perceived(self, actual: frozenset[str], public: frozenset[str],
-                         values: dict[str, Value], index: int, via: str) -> None:
-        """:meth:`_write` under :func:`_co_present`'s rule, inlined: the rule every move and
-        change applies to every tracked chain."""
-        lb = self.location_beliefs
-        beliefs = {key: Belief(value, index, via) for key, value in values.items()}
-        location = beliefs.pop("location", None)
-        pb = self.property_beliefs
-        for tr in self._tracked:
-            if tr.first in actual and tr.rest <= public:
-                if location is not None:
-                    lb[tr.chain] = location
-                if beliefs:
-                    pb[tr.chain] = {**pb[tr.chain], **beliefs}
+    def _perceived(self, actual: frozenset[str], public: frozenset[str]) -> Sequence[Chain]:
+        """The tracked chains :func:`_co_present`'s rule holds for: through the plan's
+        remembered groups when everyone who perceived the event is taken to have."""
+        if actual is public and self._plan is not None:
+            return self._plan.perceived_by(public)
+        return [tr.chain for tr in self._tracked if tr.first in actual and tr.rest <= public]
+
+    def _write(self, chains: Iterable[Chain], values: dict[str, Value], index: int,
+               via: str) -> None:
+        """Set ``values`` (from event ``index``, by ``via``) as the belief of each of
+        ``chains``. A chain's property beliefs are replaced, never changed in place: chains
+        share them until one is written."""
+        location = Belief(values["location"], index, via) if "location" in values else None
+        beliefs = {key: Belief(value, index, via) for key, value in values.items()
+                   if key != "location"}
+        lb, pb = self.location_beliefs, self.property_beliefs
+        if not beliefs:  # where the object is, and nothing else
+            if location is not None:
+                for chain in chains:
+                    lb[chain] = location
+            return
+        for chain in chains:
+            if location is not None:
+                lb[chain] = location
+            pb[chain] = {**pb[chain], **beliefs}
 
     def _saw(self, agents: Iterable[str], when: Sighting) -> None:
         for a in agents:
@@ -425,7 +414,7 @@ class OracleState:
             return
         group = frozenset(self.awake_present())
         inside = _within(group)
-        self._write(lambda tr: inside(tr) and not done(tr), values, index, "view")
+        self._write(self._where(lambda tr: inside(tr) and not done(tr)), values, index, "view")
         for a in group:
             if not self.observation_log[a] or self.observation_log[a][-1][0] != index:
                 self.observation_log[a].append((index, "view"))
@@ -436,7 +425,7 @@ class OracleState:
             return
         group = frozenset(self.awake_present())
         self.observation_log[agent].append((index, "view"))
-        self._write(lambda tr: agent in tr.members and tr.members <= group,
+        self._write(self._where(lambda tr: agent in tr.members and tr.members <= group),
                     self._sight(), index, "view")
         self._saw({agent}, (index, BY_THE_EVENT))
 
@@ -463,17 +452,26 @@ class OracleState:
         return self.property_beliefs[chain][prop]  # type: ignore[index]
 
 
-def _check_chain(world: World, chain: Chain) -> None:
+def chain_problem(chain: Chain, agents: frozenset[str] | None = None) -> str | None:
+    """Why ``chain`` cannot be asked (SEMANTICS.md, "Input errors"): deeper than
+    :data:`MAX_DEPTH`, naming an agent not among ``agents`` (when given), or naming an agent
+    twice in a row; None when it can."""
     if len(chain) > MAX_DEPTH:
-        raise OracleInputError(
-            f"a chain of depth {len(chain)} is deeper than the maximum, {MAX_DEPTH}",
-            where="questions")
-    for a in chain:
-        if a not in world.agents:
-            raise OracleInputError(f"unknown agent {a!r} in chain", where="questions")
+        return f"a chain of depth {len(chain)} is deeper than the maximum, {MAX_DEPTH}"
+    if agents is not None:
+        for a in chain:
+            if a not in agents:
+                return f"unknown agent {a!r} in chain"
     for a, b in zip(chain, chain[1:], strict=False):
         if a == b:
-            raise OracleInputError(f"chain repeats {a} twice in a row", where="questions")
+            return f"chain repeats {a} twice in a row"
+    return None
+
+
+def _check_chain(world: World, chain: Chain) -> None:
+    problem = chain_problem(chain, world.agents_set)
+    if problem:
+        raise OracleInputError(problem, where="questions")
 
 
 def replay(world: World, max_depth: int = 4, only: Iterable[Chain] | None = None, *,
