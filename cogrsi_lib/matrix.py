@@ -14,16 +14,16 @@ in columns.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import polars as pl
-from pydantic import PositiveInt, model_validator
+from pydantic import PositiveInt, field_validator, model_validator
 
 from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.stage_params import ModelStageParams
 
-__all__ = ["Cell", "MatrixParams", "by_model", "check_labels", "over_runs", "per_cell",
-           "side_by_side"]
+__all__ = ["Cell", "GreedyMatrixParams", "MatrixParams", "by_model", "check_labels",
+           "over_runs", "per_cell", "side_by_side"]
 
 
 class Cell(NamedTuple):
@@ -64,6 +64,22 @@ class MatrixParams(ModelStageParams):
         n = max(self.runs, runs or 0)
         return [Cell(i, spec, run) for i, spec in enumerate(self.model_list())
                 for run in range(n)]
+
+
+class GreedyMatrixParams(MatrixParams):
+    """A :class:`MatrixParams` stage whose calls are all greedy: a second run would ask the
+    same requests again, so ``runs`` is 1 and the design is its ``models``. ``GREEDY`` says
+    what is greedy, in the stage's words."""
+
+    GREEDY: ClassVar[str] = "the stage's calls are greedy"
+
+    @field_validator("runs")
+    @classmethod
+    def _one_run(cls, runs: int) -> int:
+        if runs != 1:
+            raise ValueError(f"{cls.GREEDY}: a second run would ask the same requests again; "
+                             "name more models instead")
+        return runs
 
 
 def check_labels(labels: Sequence[str]) -> list[str]:

@@ -88,7 +88,9 @@ hs.RECORDS.write(frame, out)
 # Accuracy by model, configuration and source (unparsed answers count as wrong), with calls and tokens per question, and each configuration's change against Base in points.
 
 # %%
-accuracy = matrix.by_model([(s.model, hs.accuracy_table(s.frame)) for s in studies])
+accuracy_of = {s.model: hs.accuracy_table(s.frame) for s in studies}
+deltas_of = {m: hs.delta_table(a) for m, a in accuracy_of.items()}
+accuracy = matrix.by_model(list(accuracy_of.items()))
 write_table(accuracy, out / 'ablations', title='Accuracy by harness configuration')
 write_table(matrix.side_by_side(accuracy, ['source', 'system'], 'accuracy'),
             out / 'ablations_by_model',
@@ -106,8 +108,7 @@ write_table(chance, out / 'chance', title='Accuracy against chance')
 chance
 
 # %%
-deltas = matrix.by_model([(s.model, hs.delta_table(hs.accuracy_table(s.frame)))
-                          for s in studies])
+deltas = matrix.by_model(list(deltas_of.items()))
 write_table(deltas, out / 'ablation_deltas', title='Change against Base (points)')
 deltas.filter(deltas['source'] == 'all')
 
@@ -117,8 +118,7 @@ deltas.filter(deltas['source'] == 'all')
 # One row per model and source: its Base -> Full change beside the report's Table 10 changes on ToMBench and Hi-ToM (five frontier models, whole benchmarks). Comparable only in direction and only with a model of that class: the CPU default's SmolLM2-135M is near chance and these are a few items per source.
 
 # %%
-versus = pl.concat([hs.paper_comparison(hs.delta_table(hs.accuracy_table(s.frame)), s.model)
-                    for s in studies])
+versus = pl.concat([hs.paper_comparison(d, m) for m, d in deltas_of.items()])
 write_table(versus, out / 'paper_table10', title='Base -> Full change beside the report\'s Table 10 (points)')
 versus
 

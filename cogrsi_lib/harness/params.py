@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import NonNegativeInt, PositiveInt, field_validator
+from pydantic import NonNegativeInt, PositiveInt
 
 from cogrsi_lib.harness.runtime import HarnessConfig
 from cogrsi_lib.llm.spec import RealModel
-from cogrsi_lib.matrix import MatrixParams
+from cogrsi_lib.matrix import GreedyMatrixParams
 from cogrsi_lib.oracle.params import WorldSample
 from cogrsi_lib.settings import NonEmptyList, Settings
 
@@ -35,10 +35,12 @@ class HarnessDev(Settings):
     max_tokens: PositiveInt = 64
 
 
-class HarnessParams(MatrixParams):
+class HarnessParams(GreedyMatrixParams):
     """``harness``: the Actio-style harness ablations, routing and memory agreement, for each
     model of ``models`` (or the one ``model``) side by side, as the report's Table 10 sets its
     five models (:mod:`cogrsi_lib.matrix`). The harness answers greedily, so ``runs`` is 1."""
+
+    GREEDY = "the harness answers greedily"
 
     model: RealModel = {"backend": "fake", "reply": {
         "answer": "A", "variable": "desire", "skill": "desire.preference", "dimension": "Belief",
@@ -54,14 +56,6 @@ class HarnessParams(MatrixParams):
     agreement: WorldSample = WorldSample(n_worlds=50, seed=0, max_depth=4)
     batch_size: int = 64
     structured: bool = True
-
-    @field_validator("runs")
-    @classmethod
-    def _one_run(cls, runs: int) -> int:
-        if runs != 1:
-            raise ValueError("the harness answers greedily: a second run would ask the same "
-                             "requests again; give one run per model")
-        return runs
 
     def call_settings(self) -> dict[str, object]:
         """:class:`HarnessConfig` keywords: the call settings and the stage's ``structured``."""

@@ -5,10 +5,8 @@ from __future__ import annotations
 import inspect
 from typing import Literal
 
-from pydantic import field_validator
-
 from cogrsi_lib.llm.spec import StageModel
-from cogrsi_lib.matrix import MatrixParams
+from cogrsi_lib.matrix import GreedyMatrixParams
 from cogrsi_lib.pddl.ladder import SYSTEMS
 from cogrsi_lib.pddl.scripted import ScriptedPDDLMind
 from cogrsi_lib.settings import NonEmptyList, Settings
@@ -27,11 +25,13 @@ class ScriptSettings(Settings):
     seed: int = _SCRIPT["seed"].default
 
 
-class PddlMindParams(MatrixParams):
+class PddlMindParams(GreedyMatrixParams):
     """``pddl_mind``: the PDDL-Mind ladder on oracle stories and benchmark items, for each
     model of ``models`` (or the one ``model``; :mod:`cogrsi_lib.matrix`), as PDDL-Mind
     compares backbones (Table 2). Its three calls are greedy, so a run would repeat the
     first: ``runs`` stays 1."""
+
+    GREEDY = "the ladder's calls are greedy"
 
     model: StageModel = "scripted"  # scripted: cogrsi_lib/pddl/scripted.py, no model
     script: ScriptSettings = ScriptSettings()
@@ -54,11 +54,3 @@ class PddlMindParams(MatrixParams):
     answer_max_tokens: int = 4096
     state_max_tokens: int = 512    # DWM's state descriptions
     structured: bool = True
-
-    @field_validator("runs")
-    @classmethod
-    def _one_run(cls, runs: int) -> int:
-        if runs != 1:
-            raise ValueError("the ladder's calls are greedy: a second run would repeat the "
-                             "first request for request; name more models instead")
-        return runs
