@@ -124,6 +124,36 @@ chance
 paired
 
 # %% [markdown]
+# ## Per benchmark, Holm over the benchmarks (Tables 4 and 26)
+#
+# CogRSI Table 4 sets the reader against SC (k=9), its equal-token baseline, on each main benchmark, and Table 26 against each benchmark's strongest baseline (the one with the best mean score there, per model): the paired bootstrap over stories on the same items of the same runs, Holm's correction over the benchmarks, and the count of wins, ties and losses before and after it (`cogrsi_lib/baselines/benchmark_paired.py`). Differences are in points of item score (FANToM's All* is a set-level score, so its row pairs item scores, not All*). On the CPU default each benchmark has a few questions: every row is underpowered and shows the table's shape, not the paper's result.
+
+# %%
+from cogrsi_lib.baselines.benchmark_paired import STRONGEST, paired_by_benchmark, verdict_counts
+from cogrsi_lib.bench import MAIN_BENCHMARKS
+
+main_run = [b for b in MAIN_BENCHMARKS if b in p.benchmarks]
+table4 = (paired_by_benchmark(result.items, 'cogrsi', 'sc9', main_run)
+          if {'cogrsi', 'sc9'} <= set(p.systems) else pl.DataFrame())
+write_table(table4, out / 'paper_table4',
+            title='CogRSI Table 4: CogRSI minus SC (k=9) per main benchmark (points; paired '
+                  'bootstrap over stories, runs pooled; Holm over the benchmarks)',
+            why_empty='`cogrsi` and `sc9` are not both among `systems`, or no main benchmark ran')
+strongest = (paired_by_benchmark(result.items, 'cogrsi', STRONGEST, main_run)
+             if 'cogrsi' in p.systems else pl.DataFrame())
+table26 = pl.concat([f for f in (strongest, table4) if f.height], how='diagonal_relaxed') \
+    if strongest.height or table4.height else pl.DataFrame()
+write_table(table26, out / 'paper_table26',
+            title="CogRSI Table 26: CogRSI minus each main benchmark's strongest baseline and "
+                  'minus SC (k=9) (points; paired bootstrap over stories; Holm over the '
+                  'benchmarks of each comparison)',
+            why_empty='`cogrsi` is not among `systems`, or no main benchmark ran')
+write_table(verdict_counts(strongest), out / 'paper_table26_counts',
+            title="Table 26's tally against each benchmark's strongest baseline: wins, ties and "
+                  'losses before and after Holm', why_empty='Table 26 has no row')
+table26
+
+# %% [markdown]
 # ## The reader's components (Table 2)
 #
 # CogRSI Table 2 compares whole systems: inside the same reader, the principle (Stage 2), each reading and arbitration (Stage 3) taken away in turn (`cogrsi_lib/baselines/ablations.py`), each scored on every question and set against the full reader on the same questions (paired bootstrap over stories, each model's runs pooled). Its Stage-1 row (Lib-A, a tool library without the reader) and the loop's principle are not run here. On the CPU default (SmolLM2-135M) the differences are near zero and underpowered: they show the table's shape, not the paper's result.

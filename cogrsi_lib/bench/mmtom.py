@@ -1,9 +1,9 @@
 """MMToM-QA (Jin et al., ACL 2024), text-only version: belief and goal inference.
 
-No sample is shipped here; the loader is written against the release file the authors' code
-reads (chuanyangjin/MMToM-QA, ``Benchmark/questions.json``, one JSON object per line) and
-tested on a synthetic fixture in that format (``tests/fixtures/bench/mmtom-qa``).  Each line
-has ``question`` (the whole text input: "What's inside the apartment: ... Actions taken by
+The release's text questions are shipped whole in ``data/benchmarks/mmtom-qa`` (the file the
+authors' code reads: chuanyangjin/MMToM-QA, ``Benchmark/questions.json``, one JSON object per
+line; origin and counts in its SOURCE.md), and a cut of it in ``tests/fixtures/bench_real``.
+Each line has ``question`` (the whole text input: "What's inside the apartment: ... Actions taken by
 X: ... Question: ... (a) ... (b) ... Please respond with either a or b."), ``answer``
 (``a``/``b``), ``question_type`` (1.1-1.3 belief, 2.1-2.4 goal inference), ``episode``,
 ``start_time``, ``end_time``, ``test`` and ``answer_list``.  CogRSI and PDDL-Mind run it as
@@ -88,8 +88,8 @@ BENCHMARK = register(Benchmark(
     sources=(Source(
         url="https://raw.githubusercontent.com/chuanyangjin/MMToM-QA/"
             "2945b4a389eb598da1aab7a53d3eac18e7952590/Benchmark/questions.json",
-        dest=JSON_PATH),),
+        dest=JSON_PATH,
+        sha256="54a6b908f793f660554f31bc60ae04d58c289f057229f50f74ed696589c45ede"),),
     paper="Jin et al., ACL 2024",
-    sample="synthetic",
     release="BIP-ALM (testing_gpt.py: first character of the reply)",
 ))

@@ -1,8 +1,8 @@
 """MuMA-ToM (Shi et al., 2025), text-only version: multi-agent belief and social goals.
 
-No sample is shipped here; the loader is written against the release files
-(SCAI-JHU/MuMA-ToM, ``Files/questions.json`` and ``Files/texts.json``) and tested on a
-synthetic fixture in that format (``tests/fixtures/bench/muma-tom``).  ``questions.json``
+The release's text files are shipped whole in ``data/benchmarks/muma-tom`` (SCAI-JHU/MuMA-ToM,
+``Files/questions.json`` and ``Files/texts.json``, at the commit after its label corrections;
+origin and counts in its SOURCE.md), and a cut in ``tests/fixtures/bench_real``.  ``questions.json``
 maps an episode id to ``description`` (the text, stored as a Python bytes literal
 ``"b'...'"``), ``questions`` (number -> question text whose lines ``A) ...``, ``B) ...``,
 ``C) ...`` are the options), ``answers`` (number -> the correct option line, ``"B) ..."``)
@@ -87,7 +87,7 @@ def load(root: Path) -> list[Item]:
     return validate_items(items, path)
 
 
-_RAW = "https://raw.githubusercontent.com/SCAI-JHU/MuMA-ToM/233c0e3204a076d97bea3cd94aed241fab59c97c"
+_RAW = "https://raw.githubusercontent.com/SCAI-JHU/MuMA-ToM/a62569aff7c99c60f37b037537a26fac5125b49c"
 
 BENCHMARK = register(Benchmark(
     name="muma-tom",
@@ -98,9 +98,10 @@ BENCHMARK = register(Benchmark(
     required=(QUESTIONS,),
     load=load,
     judge=judge_option,
-    sources=(Source(url=f"{_RAW}/{QUESTIONS}", dest=QUESTIONS),
-             Source(url=f"{_RAW}/{TEXTS}", dest=TEXTS)),
+    sources=(Source(url=f"{_RAW}/{QUESTIONS}", dest=QUESTIONS, sha256=(
+        "c38b858f7a7c9416da1ada21b393b601bb87132881020965d06e8037360cacb0")),
+             Source(url=f"{_RAW}/{TEXTS}", dest=TEXTS, sha256=(
+        "f986f65aab8d6abb9de91a93031f44307c7b82c57bddb07ef9ec420372587d1f"))),
     paper="Shi et al., 2025 (arXiv:2408.12574)",
-    sample="synthetic",
     release="MuMA-ToM (no scorer checked here: option letter)",
 ))

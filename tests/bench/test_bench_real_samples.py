@@ -147,6 +147,26 @@ def test_tombench_2860_items_with_nan_options_removed_and_ids_disambiguated():
         "Faux-pas Recognition Test": 280, "Strange Story Task": 204}
 
 
+def test_mmtom_qa_whole_release_has_600_text_questions():
+    items = real("mmtom-qa")
+    assert len(items) == 600
+    assert Counter(it.question_type for it in items) == {
+        "1.1": 100, "1.2": 100, "1.3": 100, "2.1": 75, "2.2": 75, "2.3": 75, "2.4": 75}
+    assert Counter(it.gold for it in items) == {"a": 292, "b": 308}
+    assert all(len(it.options) == 2 and it.context.startswith("What's inside the apartment")
+               for it in items)
+
+
+def test_muma_tom_whole_release_has_900_questions_with_corrected_labels():
+    items = real("muma-tom")
+    assert len(items) == 900
+    assert len({it.story_id for it in items}) == 225
+    assert Counter(it.question_type for it in items) == {
+        "belief": 300, "social_goal": 300, "belief_of_goal": 300}
+    assert Counter(it.gold for it in items) == {"A": 292, "B": 311, "C": 297}
+    assert all(len(it.options) == 3 for it in items)
+
+
 def test_items_frame_has_the_fixed_schema():
     frame = items_to_frame(real("hi-tom")[:5])
     assert dict(frame.schema) == ITEM_SCHEMA
@@ -161,7 +181,8 @@ def _fine_location_uncreditable(item) -> bool:
     return gold == "?" or pred != gold
 
 
-@pytest.mark.parametrize("name", ["tomi", "bigtom", "hi-tom", "opentom", "tombench"])
+@pytest.mark.parametrize("name", ["tomi", "bigtom", "hi-tom", "opentom", "tombench", "mmtom-qa",
+                                  "muma-tom"])
 def test_gold_replies_score_100_and_ids_unique(name):
     items = real(name)
     b = bench.get(name)

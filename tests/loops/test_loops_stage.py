@@ -29,8 +29,12 @@ def test_params_yaml_section_is_a_valid_config():
     # params.yaml carries the tiny CPU setting of the embedded default (issue §4) ...
     assert (cfg.rounds, cfg.discovery_size, cfg.trial_size) == (2, 8, 8)
     assert cfg.model.backend == "embedded" and cfg.model.cache_dir == ".cache/llm"
-    assert {a.name for a in cfg.arm_configs()} == {"gated_library"}
-    assert (cfg.delta, cfg.min_nonneg, cfg.gepa_budget) == (3.0, 2, 10240)
+    # every arm of Tables 1 and 5 but the audit gate's, and a small GEPA
+    assert {a.name for a in cfg.arm_configs()} == {"accuracy_loop", "accuracy_library",
+                                                  "gated_library", "pairs_as_data",
+                                                  "single_principle"}
+    assert cfg.run_gepa and cfg.gepa_seeds == [0]
+    assert (cfg.delta, cfg.min_nonneg, cfg.gepa_budget) == (3.0, 2, 48)
     # ... params.gpu.yaml the paper's full setting (App. C.2) ...
     gpu = yaml.safe_load((ROOT / "params.gpu.yaml").read_text())["loops"]
     full = load("loops", gpu)
