@@ -126,6 +126,12 @@ class LoopsParams(ModelStageParams):
     def _test_sample_named(self) -> Any:
         if self.test_main and not self.test_benchmarks:
             raise ValueError("test_main asks for test questions: name their test_benchmarks")
+        from cogrsi_lib.bench.registry import MAIN_BENCHMARKS
+
+        other = [b for b in self.test_benchmarks if b not in MAIN_BENCHMARKS]
+        if other:
+            raise ValueError(f"test_benchmarks {other} are not main benchmarks: Test Main "
+                             f"averages main ones only ({', '.join(MAIN_BENCHMARKS)})")
         return self
 
     @model_validator(mode="after")

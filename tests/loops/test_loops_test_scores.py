@@ -101,6 +101,12 @@ def test_the_stage_fills_table_1_s_test_main_and_bigtom_u(manifests, tmp_path) -
         load("loops", {"test_main": 2})
 
 
+def test_test_main_averages_main_benchmarks_only():
+    with pytest.raises(StageParamsError, match=r"\['tomi'\] are not main benchmarks"):
+        load("loops", {**TINY, "arms": ["gated_library"], "test_main": 2,
+                       "test_benchmarks": ["tombench", "tomi"]})
+
+
 def test_the_test_answers_are_records_beside_the_final_cohort(manifests, tmp_path) -> None:
     folder, _ = manifests
     cfg = load("loops", {**TINY, "arms": ["gated_library"], "test_benchmarks": ["bigtom"],
