@@ -20,7 +20,7 @@
 #
 # **With the default `model: scripted` the answers come from a scripted model whose behaviour is fixed in advance** (`cogrsi_lib/scorecard/scripted.py`: depth collapse past two agents, leakage and a knowing-doing gap under the bare prompt, rationality projection in games); the numbers below show the machinery, not a real model. `params.yaml` (`dvc repro`) runs the embedded CPU model at a tiny size, and a real model's settings (e.g. `backend: vllm`) measure a real model at full size.
 #
-# This stage gives the recursive-reasoning plan's Suite B table, §8.1 curve, §17 profile and §20 example (`cogrsi papers`). On the CPU default the 135M model is near chance: they show the tables' shape, not a finding.
+# This stage gives the recursive-reasoning plan's Suite B table, §8.1 curve, §17 profile and §20 example (`cogrsi papers`). `models: [...]` runs each model on the same frozen items: every table has a `model` column, the figures show the first model. On the CPU default the 135M model is near chance: they show the tables' shape, not a finding.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/scorecard/params.py (ScorecardParams).
@@ -36,6 +36,9 @@ p = stage_params.load('scorecard', params)
 
 # %%
 
+import polars as pl
+
+from cogrsi_lib import matrix
 from cogrsi_lib.llm import start_tally
 from cogrsi_lib.nested import require
 from cogrsi_lib.pipeline import find_repo_root, resolve_out_dir
@@ -58,7 +61,6 @@ from cogrsi_lib.stats import chance_table
 # %%
 out = resolve_out_dir(out_dir, 'scorecard')
 tally = start_tally()  # every model call of this stage, by prompt family
-gates_cfg = p.gate_config()
 variants = stage.variants_for(p)
 variants
 
@@ -80,17 +82,20 @@ frozen.integrity
 # %% [markdown]
 # ## Runs
 #
-# Every variant answers every suite. Per-item records (answer, confidence, calls, tokens) go to `records.parquet`. Suite D's cross-agent target is `cross_model`: a second scripted model, or a real one (the predictor's own weights only when sampled at `cross_temperature > 0`), whose policy change is a frozen system message.
+# For each model of `models` (or the one `model`), every variant answers every suite, then the Gate D replications: the variants on the replication items (new procedural seed) and on the alternate model (`alt_model`, the same for every model), and Gates A-E decide each intervention (`cogrsi_lib/scorecard/stage.py` `score_model`). Per-item records (answer, confidence, calls, tokens, model) go to `records.parquet`. Suite D's cross-agent target is `cross_model`: a second scripted model, or a real one (the predictor's own weights only when sampled at `cross_temperature > 0`), whose policy change is a frozen system message.
 
 # %%
 root = find_repo_root()
-backend = stage.make_backend(p.model, frozen, str(root) if root else None)
-frozen = stage.targets_for(p, frozen, backend, str(root) if root else None)
-print('Suite D cross-agent target:', frozen.suites.cross_targets[0].description)
-runs = stage.run_variants(backend, frozen.suites, variants, p.reply_caps.model_dump(),
-                          p.structured)
-RECORDS.write(stage_records(runs), out)
-print(backend.identity, {v: len(run.task_records()) for v, run in runs.items()})
+base_dir = str(root) if root else None
+alt = stage.make_backend(p.alt_model, frozen, base_dir)
+cards = [stage.score_model(p, frozen, spec, alt, base_dir) for spec in p.model_list()]
+matrix.check_labels([c.model for c in cards])
+RECORDS.write(pl.concat([stage_records(c.runs) for c in cards]), out)
+for c in cards:
+    print(c.backend.identity, {v: len(run.task_records()) for v, run in c.runs.items()})
+    print('  Suite D cross-agent target:', c.frozen.suites.cross_targets[0].description)
+card = cards[0]  # the figures' model
+runs = card.runs
 
 # %% [markdown]
 # ## The profile (§17)
@@ -98,18 +103,18 @@ print(backend.identity, {v: len(run.task_records()) for v, run in runs.items()})
 # Rows in the plan's order; RR is the last row and is never reported without the vector above it. Recursive lift is accuracy minus the best shallow heuristic at each depth (plan §7); lift vs bare is Suite A accuracy minus the bare model's.
 
 # %%
-profiles = [build_profile(runs[v], runs['bare']) for v in variants]
-table = scorecard_table(profiles)
+profiles = {c.model: [build_profile(c.runs[v], c.runs['bare']) for v in variants]
+            for c in cards}
+table = stage.over_models(cards, lambda c: scorecard_table(profiles[c.model]))
 write_table(table, out / 'scorecard', title='Recursive Reasoning Profile (plan §17); RR only beside the full vector')
-(out / 'profiles.txt').write_text('\n\n'.join(x.render() for x in profiles) + '\n')
-print(profiles[0].render())
+(out / 'profiles.txt').write_text('\n\n'.join(f'model: {m}\n\n' + '\n\n'.join(
+    x.render() for x in ps) for m, ps in profiles.items()) + '\n')
+print(profiles[card.model][0].render())
 table
 
 # %%
-intervals = interval_table(runs['bare'], n_resamples=p.bootstrap_resamples)
-for v in variants[1:]:
-    intervals = intervals.vstack(interval_table(runs[v],
-                                 n_resamples=p.bootstrap_resamples))
+intervals = stage.over_models(cards, lambda c: pl.concat(
+    [interval_table(c.runs[v], n_resamples=p.bootstrap_resamples) for v in variants]))
 write_table(intervals, out / 'intervals', title='Suite A metrics with 95% cluster-bootstrap intervals over stories')
 intervals.filter(intervals['metric'].str.starts_with('R'))
 
@@ -119,8 +124,8 @@ intervals.filter(intervals['metric'].str.starts_with('R'))
 # Suite A accuracy of each variant against guessing (mean of 1/options), with a 95% interval over stories; `best_constant` is what always giving the commonest gold label scores (a model stuck on one position reaches it without reading). The embedded CPU model is expected near chance: read no gate outcome below as a property of the interventions then.
 
 # %%
-chance = chance_table(stack(runs, lambda r: records_to_frame(r.nested.records)),
-                      ['system'])
+chance = stage.over_models(cards, lambda c: chance_table(
+    stack(c.runs, lambda r: records_to_frame(r.nested.records)), ['system']))
 write_table(chance, out / 'chance', title='Suite A accuracy against chance')
 chance
 
@@ -130,9 +135,11 @@ chance
 # Accuracy by depth of every variant and of the best shallow heuristic; dashed: chance (1 / containers).
 
 # %%
-curves = depth_curves(list(runs.values()), frozen.suites.heuristic_baselines())
-write_table(curves, out / 'depth_curve', title='Accuracy by depth per variant and the best shallow heuristic')
-show_chart(depth_figure(curves, chance=1 / p.n_containers), out / 'depth_curve')
+curves = {c.model: depth_curves(list(c.runs.values()), frozen.suites.heuristic_baselines())
+          for c in cards}
+write_table(stage.over_models(cards, lambda c: curves[c.model]), out / 'depth_curve',
+            title='Accuracy by depth per variant and the best shallow heuristic')
+show_chart(depth_figure(curves[card.model], chance=1 / p.n_containers), out / 'depth_curve')
 
 # %% [markdown]
 # ## Suite A by lie condition
@@ -140,7 +147,7 @@ show_chart(depth_figure(curves, chance=1 / p.n_containers), out / 'depth_curve')
 # Plan §5.4 scores lies separately: stories without a lie, an unlabelled lie, a known liar (everyone knows the speaker lies, so nobody takes their word) and a lie revealed to the reader only.
 
 # %%
-by_lie = stack(runs, lambda r: r.nested.score.by_lie_condition)
+by_lie = stage.over_models(cards, lambda c: stack(c.runs, lambda r: r.nested.score.by_lie_condition))
 write_table(by_lie, out / 'by_lie_condition', title='Suite A accuracy by lie condition')
 by_lie
 
@@ -150,7 +157,7 @@ by_lie
 # The four cells (belief right/wrong x behaviour right/wrong) and the conversion P(behaviour right | belief right).
 
 # %%
-cells = stack(runs, lambda r: r.applied.score.cells)
+cells = stage.over_models(cards, lambda c: stack(c.runs, lambda r: r.applied.score.cells))
 write_table(cells, out / 'applied_cells', title='Suite B: four cells and conversion')
 cells.filter(cells['subset'] == 'all')
 
@@ -160,8 +167,8 @@ cells.filter(cells['subset'] == 'all')
 # Accuracy by game and question, and the predictive lift over the equilibrium answer, the population prior and the opponent's modal action (`oracle`: the mode of the opponent's true policy, the ceiling).
 
 # %%
-by_kind = stack(runs, lambda r: r.strategic.score.by_kind)
-lifts = stack(runs, lambda r: r.strategic.score.lifts)
+by_kind = stage.over_models(cards, lambda c: stack(c.runs, lambda r: r.strategic.score.by_kind))
+lifts = stage.over_models(cards, lambda c: stack(c.runs, lambda r: r.strategic.score.lifts))
 write_table(by_kind, out / 'strategic_accuracy', title='Suite C: accuracy by game and question')
 write_table(lifts, out / 'strategic_lift', title='Suite C: target-prediction lift over answers that need no model of the target')
 lifts.filter(lifts['system'] == 'bare')
@@ -172,43 +179,29 @@ lifts.filter(lifts['system'] == 'bare')
 # The ledger (one row per prediction, written before the target was queried), lifts over the base-rate and same-as-predictor answers, and the learning curve before and after the target's policy changes. An entry whose target gave no parseable answer stays on the ledger but is not scored (`no_target_answer`), so a silent target leaves accuracy undefined, not zero.
 
 # %%
-ledger = stack(runs, lambda r: r.selfpred.ledger)
+ledger = stage.over_models(cards, lambda c: stack(c.runs, lambda r: r.selfpred.ledger))
 ledger.write_parquet(out / 'prediction_ledger.parquet')
-summary = stack(runs, lambda r: r.selfpred.summary)
+summary = stage.over_models(cards, lambda c: stack(c.runs, lambda r: r.selfpred.summary))
 write_table(summary, out / 'prediction_summary', title='Suite D: accuracy, Brier and lifts by target')
-curve = runs['bare'].selfpred.curve
+curve = stage.over_models(cards, lambda c: c.runs['bare'].selfpred.curve)
 write_table(curve, out / 'learning_curve', title='Suite D: learning curve of the bare variant')
-show_chart(curve_chart(curve), out / 'learning_curve')
+show_chart(curve_chart(runs['bare'].selfpred.curve), out / 'learning_curve')
 
 # %% [markdown]
 # ## Interventions and Gates B-E
 #
-# Gate D re-runs the variants on the replication items (new procedural seed) and on the alternate model; Gate E compares each intervention with its own ablation.
+# Gate D re-ran each model's variants on the replication items (new procedural seed) and on the alternate model; Gate E compares each intervention with its own ablation. Each model's decisions are its own.
 
 # %%
-seed_runs = stage.run_variants(backend, frozen.replication, variants,
-                               p.reply_caps.model_dump(), p.structured)
-alt = stage.make_backend(p.alt_model, frozen, str(root) if root else None)
-model_runs = (stage.run_variants(alt, frozen.core(), variants, p.reply_caps.model_dump(),
-                                 p.structured) if alt else None)
-gate_a_outcome = stage.check_gate_a(frozen, list(runs.values()))
-decisions = [
-    stage.decide(name, runs,
-                 stage.replications_for(name, seed_runs, model_runs,
-                                        f'seed {p.replication_seed}',
-                                        alt.identity if alt else ''),
-                 gate_a_outcome, gates_cfg)
-    for name in p.interventions
-]
-gate_checks = decision_checks(decisions)
+gate_checks = stage.over_models(cards, lambda c: decision_checks(c.decisions))
 write_table(gate_checks, out / 'gates', title='Gates A-E: every check of every intervention')
-decided = decision_table(decisions)
+decided = stage.over_models(cards, lambda c: decision_table(c.decisions))
 write_table(decided, out / 'decisions', title='Keep or toss per intervention')
 decided
 
 # %%
 gate_checks.filter(gate_checks['gate'] != 'A').select(
-    'intervention', 'gate', 'check', 'status', 'estimate', 'low', 'high', 'threshold')
+    'model', 'intervention', 'gate', 'check', 'status', 'estimate', 'low', 'high', 'threshold')
 
 # %% [markdown]
 # ## Replies
@@ -217,8 +210,10 @@ gate_checks.filter(gate_checks['gate'] != 'A').select(
 
 # %%
 replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
-summary_json = stage.summary_json(profiles, decisions) | {
-    'model': backend.identity, 'structured': p.structured,
+summary_json = stage.summary_json(profiles[card.model], card.decisions) | {
+    'model': card.backend.identity, 'structured': p.structured,
+    'models': {c.model: stage.summary_json(profiles[c.model], c.decisions)
+               | {'identity': c.backend.identity} for c in cards},
     'chance': chance.to_dicts(), 'replies': tally.to_dict()}
 write_json(summary_json, out / 'summary.json')
 replies

@@ -8,15 +8,15 @@ cross-agent target only, ``other`` (a second scripted model whose preferences ch
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import NonNegativeFloat, PositiveInt, field_validator, model_validator
 
 from cogrsi_lib.llm.spec import stage_model
+from cogrsi_lib.matrix import GreedyMatrixParams
 from cogrsi_lib.scorecard.gates import GateConfig
 from cogrsi_lib.scorecard.variants import INTERVENTIONS, REPLY_CAPS
 from cogrsi_lib.settings import NonEmptyList, Settings
-from cogrsi_lib.stage_params import ModelStageParams
 
 #: the scripted stand-ins a scorecard model may be, and those of the cross-agent target
 MODEL_VARIANTS = ("default", "alt")
@@ -33,10 +33,14 @@ class ReplyCaps(Settings):
     store: PositiveInt = REPLY_CAPS["store"]
 
 
-class ScorecardParams(ModelStageParams):
-    """``scorecard``: recursive-reasoning profile, interventions and gates."""
+class ScorecardParams(GreedyMatrixParams):
+    """``scorecard``: recursive-reasoning profile, interventions and gates, for ``model`` or
+    each of ``models`` (side by side, on the same frozen items; :mod:`cogrsi_lib.matrix`)."""
 
+    GREEDY: ClassVar[str] = ("the scorecard's model calls are greedy, and a sampled "
+                             "cross-agent target draws each task by its prompt")
     model: ScorecardModel = "scripted"
+    models: list[ScorecardModel] | None = None  # type: ignore[assignment]
     #: Gate D's alternate model; None: that replication is not run
     alt_model: ScorecardModel | None = {"backend": "scripted", "variant": "alt"}
     n_per_cell: int = 4
@@ -75,15 +79,16 @@ class ScorecardParams(ModelStageParams):
 
     @model_validator(mode="after")
     def _models_fit(self) -> Any:
-        if (self.model.backend != "scripted" and self.alt_model is not None
-                and self.alt_model.backend == "scripted"):
-            raise ValueError("a scripted alternate model cannot replicate a real model's "
-                             "result: set alt_model to another model, or to null (Gate D "
-                             "then not run)")
-        if self.cross_model == self.model and self.cross_temperature == 0:
-            raise ValueError("the cross-agent target would be the self target (same model, "
-                             "same frozen prompt, greedy): set cross_temperature > 0 or "
-                             "another cross_model")
+        for model in self.model_list():
+            if (model.backend != "scripted" and self.alt_model is not None
+                    and self.alt_model.backend == "scripted"):
+                raise ValueError("a scripted alternate model cannot replicate a real model's "
+                                 "result: set alt_model to another model, or to null (Gate D "
+                                 "then not run)")
+            if self.cross_model == model and self.cross_temperature == 0:
+                raise ValueError("the cross-agent target would be the self target (same "
+                                 "model, same frozen prompt, greedy): set cross_temperature "
+                                 "> 0 or another cross_model")
         return self
 
     def gate_config(self) -> GateConfig:

@@ -17,7 +17,7 @@ target again).  A real target's policy change is a frozen system message
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -154,13 +154,15 @@ def _scripted_other(spec: BackendSpec) -> bool:
 
 
 def cross_backend(p: ScorecardParams, frozen: Frozen, model_backend: Backend | None,
-                  base_dir: str | None = None) -> Backend | None:
+                  base_dir: str | None = None, model: BackendSpec | None = None
+                  ) -> Backend | None:
     """The backend of Suite D's cross-agent target; None for the scripted ``other`` one.
-    The predictor's own model is reused rather than loaded twice."""
+    The predictor's own model (``model``, default ``p.model``) is reused rather than loaded
+    twice."""
     spec = p.cross_model
     if _scripted_other(spec):
         return None
-    if spec == p.model and model_backend is not None:
+    if spec == (model if model is not None else p.model) and model_backend is not None:
         return model_backend
     return make_backend(spec, frozen, base_dir)
 
@@ -198,10 +200,10 @@ def attach_targets(frozen: Frozen, backend: Backend | None = None, temperature: 
 
 
 def targets_for(p: ScorecardParams, frozen: Frozen, backend: Backend | None,
-                base_dir: str | None = None) -> Frozen:
+                base_dir: str | None = None, model: BackendSpec | None = None) -> Frozen:
     """:func:`attach_targets` with the stage's ``cross_model``, ``cross_temperature`` and the
-    bare prompt's reply cap."""
-    return attach_targets(frozen, cross_backend(p, frozen, backend, base_dir),
+    bare prompt's reply cap (``model``: the predictor's spec, default ``p.model``)."""
+    return attach_targets(frozen, cross_backend(p, frozen, backend, base_dir, model),
                           p.cross_temperature, p.reply_caps.bare, p.structured)
 
 
@@ -263,3 +265,52 @@ def summary_json(profiles: Sequence[Any], decisions: Sequence[Decision]) -> dict
         "decisions": [d.summary() for d in decisions],
     }
 
+
+
+@dataclass(frozen=True)
+class ModelScorecard:
+    """One model's scorecard on the frozen items: its backend, the items with its Suite D
+    targets attached, every variant's runs, the Gate D replications' runs (new seed; the
+    alternate model, None without one) and each intervention's decision."""
+
+    backend: Backend
+    frozen: Frozen
+    runs: dict[str, SystemRun]
+    seed_runs: dict[str, SystemRun]
+    model_runs: dict[str, SystemRun] | None
+    decisions: list[Decision]
+
+    @property
+    def model(self) -> str:
+        """The model's name, as its backend gives it (its rows' ``model``)."""
+        return self.backend.model
+
+
+def score_model(p: ScorecardParams, frozen: Frozen, spec: BackendSpec, alt: Backend | None,
+                base_dir: str | None = None) -> ModelScorecard:
+    """The stage's work for one model of ``p.model_list()``: its variants on the frozen
+    items, the Gate D replications on the new seed and on ``alt`` (the alternate model's
+    backend, built once for every model), and Gates A-E for each intervention."""
+    backend = make_backend(spec, frozen, base_dir)
+    if backend is None:
+        raise ValueError("the scorecard needs a model")
+    own = targets_for(p, frozen, backend, base_dir, spec)
+    variants, caps = variants_for(p), p.reply_caps.model_dump()
+    runs = run_variants(backend, own.suites, variants, caps, p.structured)
+    seed_runs = run_variants(backend, own.replication, variants, caps, p.structured)
+    model_runs = (run_variants(alt, own.core(), variants, caps, p.structured)
+                  if alt is not None else None)
+    gate_a_outcome = check_gate_a(own, list(runs.values()))
+    decisions = [decide(name, runs, replications_for(
+        name, seed_runs, model_runs, f"seed {p.replication_seed}",
+        alt.identity if alt is not None else ""), gate_a_outcome, p.gate_config())
+        for name in p.interventions]
+    return ModelScorecard(backend, own, runs, seed_runs, model_runs, decisions)
+
+
+def over_models(cards: Sequence[ModelScorecard],
+                table: Callable[[ModelScorecard], pl.DataFrame]) -> pl.DataFrame:
+    """``table`` of each model's scorecard, stacked with ``model`` as the first column."""
+    from cogrsi_lib.matrix import by_model
+
+    return by_model([(c.model, table(c)) for c in cards])

@@ -10,7 +10,7 @@ import pytest
 from cogrsi_lib.llm import Request, ScriptedBackend
 from cogrsi_lib.llm.fake import ScriptedSpec, prompt_text
 from cogrsi_lib.llm.spec import parse_model
-from cogrsi_lib.scorecard import stage
+from cogrsi_lib.scorecard import decision_table, stage
 from cogrsi_lib.scorecard.params import ScorecardParams
 from cogrsi_lib.scorecard.scripted import UNSURE, ScriptedModel, prompt_kind
 from cogrsi_lib.stage_params import StageParamsError, load
@@ -78,7 +78,9 @@ def test_params_yaml_section_matches_the_stage() -> None:
     import yaml
 
     section = yaml.safe_load((ROOT / "params.yaml").read_text())["scorecard"]
-    assert set(section) == set(ScorecardParams.model_fields)
+    # every knob but the design's: `model` is the one-model matrix of `models`
+    assert set(ScorecardParams.model_fields) - set(section) == {"models", "runs"}
+    assert set(section) <= set(ScorecardParams.model_fields)
     settings(section)
 
 
@@ -166,6 +168,35 @@ def test_stage_end_to_end_on_the_scripted_model() -> None:
     d = {c.check: c.status for c in no_alt.outcomes[3].checks}
     assert d["replication on an alternate model or backend"] == "not_run"
     assert no_alt.outcomes[3].status != "pass" and not no_alt.keep
+
+
+def test_models_run_side_by_side_on_the_same_frozen_items() -> None:
+    """``models: [...]`` scores each model on the same items: its own runs, Gate D
+    replications and decisions; one model is the one-model matrix, and runs stay one."""
+    two = [{"backend": "scripted"}, {"backend": "scripted", "variant": "alt"}]
+    p = settings({**SMALL, "models": two})
+    assert p.model_list() == [ScriptedSpec(), ScriptedSpec(variant="alt")]
+    with pytest.raises(StageParamsError, match="not both"):
+        settings({**SMALL, "model": "scripted", "models": two})
+    with pytest.raises(StageParamsError, match="greedy"):
+        settings({**SMALL, "runs": 2})
+    with pytest.raises(StageParamsError, match="cannot replicate"):
+        settings({**SMALL, "models": [*two, "embedded"]})
+    frozen = stage.freeze(p)
+    alt = stage.make_backend(p.alt_model, frozen)
+    cards = [stage.score_model(p, frozen, spec, alt) for spec in p.model_list()]
+    assert [c.model for c in cards] == ["scripted", "scripted-alt"]
+    assert all(c.frozen.suites.nested == frozen.suites.nested for c in cards)
+    assert all(c.frozen.suites.cross_targets for c in cards)
+    # the weaker alternate answers the same items differently
+    acc = {c.model: c.runs["bare"].nested.score.accuracy for c in cards}
+    assert acc["scripted"] != acc["scripted-alt"]
+    table = stage.over_models(cards, lambda c: decision_table(c.decisions))
+    assert table.columns[0] == "model"
+    assert table["model"].to_list() == ["scripted"] * 2 + ["scripted-alt"] * 2
+    # a single model is the same work as before: the decisions of the one-model matrix
+    one = stage.score_model(settings(SMALL), frozen, ScriptedSpec(), alt)
+    assert [d.summary() for d in one.decisions] == [d.summary() for d in cards[0].decisions]
 
 
 def test_prompt_kinds_and_unknown_prompts() -> None:
