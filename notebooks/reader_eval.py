@@ -40,7 +40,7 @@ import polars as pl
 from cogrsi_lib import matrix
 from cogrsi_lib import pairs as pairs_lib
 from cogrsi_lib.baselines.ablations import ablation_table
-from cogrsi_lib.baselines.learned import LEARNED, cell_systems
+from cogrsi_lib.baselines.learned import LEARNED, cell_learned, cell_systems
 from cogrsi_lib.baselines.main_table import main_table
 from cogrsi_lib.bench.report import deviations_table
 from cogrsi_lib.bench.runner import ask_official_all
@@ -64,19 +64,22 @@ bench_items, confirm_items, skipped = p.bench_samples(find_repo_root())
  'confirmatory': {k: len(v) for k, v in confirm_items.items()}, 'skipped': skipped}
 
 # %% [markdown]
-# With `learned.principles_file` (the loops stage's final principles), the reader also runs as CogRSI-L: loop arm `learned.arm`'s principle in place of the expert one, the k-th loop seed's in run k, as the paper reports one CogRSI-L run per loop seed (`cogrsi_lib/baselines/learned.py`). It then has as many runs as the arm has seeds, the other systems `runs`; a loop that admitted nothing leaves its principle empty (the records' `principle` reads `none`).
+# With `learned.principles_file` (the loops stage's final principles), the reader also runs as CogRSI-L: loop arm `learned.arm`'s principle in place of the expert one, the k-th loop seed's in run k, as the paper reports one CogRSI-L run per loop seed (`cogrsi_lib/baselines/learned.py`). It then has as many runs as the arm has seeds, the other systems `runs`; a loop that admitted nothing leaves its principle empty (the records' `principle` reads `none`). Each of `learned.compare_arms` is read alike as its own system, `cogrsi_l_<arm>` (Figure 6 and Table 9 set the accuracy-only loop's principle beside the gated one's).
 
 # %%
-learned = p.learned.runs(find_repo_root())
+learned_systems = p.learned.systems(find_repo_root())
+learned = learned_systems.get(LEARNED, [])
 learned_by_run = {r.run: r for r in learned}
-print({'cogrsi_l': [{'run': r.run, 'seed': r.seed, 'words': len(r.principle.split())}
-                    for r in learned]})
+n_learned = max(map(len, learned_systems.values()), default=0)
+print({name: [{'run': r.run, 'seed': r.seed, 'words': len(r.principle.split())} for r in runs]
+       for name, runs in learned_systems.items()})
 
 # %%
 cells, confirm_cells = [], []  # the confirmatory sample (Table 3B) is evaluated alike
-for cell in p.cells(len(learned)):
+for cell in p.cells(n_learned):
     chosen = cell_systems(p.systems if cell.run < p.runs else [], backends[cell.index],
-                          p.reader(cell.run), p.principle, learned_by_run.get(cell.run))
+                          p.reader(cell.run), p.principle,
+                          cell_learned(learned_systems, cell.run))
     with timed(f"reader and baselines: {models[cell.index]}, run {cell.run}"):
         cells.append((models[cell.index], ev.evaluate(
             chosen, pair_records, bench_items, batch_size=p.batch_size, run=cell.run)))
@@ -309,8 +312,9 @@ replies = write_replies(tally, out / 'replies_by_family', p.max_failed_share)
 # several models: each chance row labelled with its model (metrics.json keys it so)
 chance_rows = (chance.with_columns(label=pl.col('model')) if len(models) > 1 else chance)
 write_json({'backends': [spec.backend for spec in p.model_list()], 'models': models,
-            'runs': p.runs, 'systems': p.systems + ([LEARNED] if learned else []),
-            'learned': [{'run': r.run, 'seed': r.seed} for r in learned],
+            'runs': p.runs, 'systems': p.systems + list(learned_systems),
+            'learned': {name: [{'run': r.run, 'seed': r.seed} for r in runs]
+                        for name, runs in learned_systems.items()},
             'confirmatory': {k: len(v) for k, v in confirm_items.items()},
             'questions': result.items.select('source', 'item_id').unique().height,
             'skipped_benchmarks': skipped, 'structured': p.structured,

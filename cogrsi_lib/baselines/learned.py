@@ -6,12 +6,13 @@ The loops stage writes each arm's final principle per seed (``principles.parquet
 seed's principle (seeds in order) is read in the reader's run k: :func:`learned_runs` gives
 those (run, seed, principle) triples, and :func:`learned_reader` the reader that reads one.
 A principle the loop never added to stays empty: that reader then reads with no principle,
-which the record's ``principle`` column shows (``none``).
+which the record's ``principle`` column shows (``none``). Other arms may be read beside it,
+each as its own system (:func:`learned_name`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +68,11 @@ def learned_runs(path: str | Path, arm: str) -> list[LearnedRun]:
             in enumerate(zip(seeds, rows["principle"].to_list(), strict=True))]
 
 
+def learned_name(arm: str) -> str:
+    """The system name of the reader with loop arm ``arm``'s principle, beside CogRSI-L's."""
+    return f"{LEARNED}_{arm}"
+
+
 def learned_reader(backend: Backend, config: ReaderConfig, principle: str,
                    name: str = LEARNED) -> GroundedReader:
     """The reader ``cogrsi`` with ``principle`` (a loop's) in place of the expert one."""
@@ -74,12 +80,21 @@ def learned_reader(backend: Backend, config: ReaderConfig, principle: str,
 
 
 def cell_systems(names: Sequence[str], backend: Backend, config: ReaderConfig,
-                 principle: str | None, learned: LearnedRun | None = None) -> list[System]:
+                 principle: str | None, learned: Mapping[str, LearnedRun] | None = None
+                 ) -> list[System]:
     """One (model, run) cell's systems: each of ``names`` (registered reader systems) with
-    the stage's ``principle``, and CogRSI-L when the cell has a loop seed's principle."""
+    the stage's ``principle``, and each learned system (name -> the loop seed's run) the
+    cell has a principle for."""
     from cogrsi_lib.baselines.registry import make_system
 
     systems = [make_system(name, backend, config, principle) for name in names]
-    if learned is not None:
-        systems.append(learned_reader(backend, config, learned.principle))
+    for name, run in (learned or {}).items():
+        systems.append(learned_reader(backend, config, run.principle, name=name))
     return systems
+
+
+def cell_learned(systems: Mapping[str, Sequence[LearnedRun]], run: int
+                 ) -> dict[str, LearnedRun]:
+    """The learned systems with a principle for the reader's run ``run`` (each system's k-th
+    loop seed in run k)."""
+    return {name: runs[run] for name, runs in systems.items() if run < len(runs)}

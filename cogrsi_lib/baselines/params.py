@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import NonNegativeInt, field_validator, model_validator
 
 from cogrsi_lib.baselines.gold_perceivers import SYSTEMS as GOLD_SYSTEMS
-from cogrsi_lib.baselines.learned import LearnedRun, learned_runs
+from cogrsi_lib.baselines.learned import LEARNED, LearnedRun, learned_name, learned_runs
 from cogrsi_lib.baselines.registry import check_systems
 from cogrsi_lib.llm.spec import RealModel
 from cogrsi_lib.matrix import MatrixParams
@@ -40,14 +40,33 @@ class GoldPerceiversParams(Settings):
 class LearnedParams(Settings):
     """CogRSI-L rows (:mod:`cogrsi_lib.baselines.learned`): the reader with loop arm ``arm``'s
     final principle of each seed, the k-th seed's in run k, read from the loops stage's
-    ``principles_file`` (a DVC dependency); an empty ``principles_file`` runs no such row."""
+    ``principles_file`` (a DVC dependency); an empty ``principles_file`` runs no such row.
+    Each of ``compare_arms`` is read alike as its own system, ``cogrsi_l_<arm>`` (Figure 6
+    and Table 9 set the accuracy-only loop's principle beside the gated one's)."""
 
     principles_file: str = ""
     arm: str = "gated_library"
+    compare_arms: list[str] = []
+
+    @field_validator("compare_arms")
+    @classmethod
+    def _other_arms(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"an arm is named twice: {value}")
+        return value
 
     def runs(self, root: Path) -> list[LearnedRun]:
         """The arm's runs (none without a file), the file read relative to ``root``."""
         return learned_runs(root / self.principles_file, self.arm) if self.principles_file else []
+
+    def systems(self, root: Path) -> dict[str, list[LearnedRun]]:
+        """Each learned system's runs: CogRSI-L (``arm``) first, then ``cogrsi_l_<arm>`` for
+        each of ``compare_arms`` (none without a file)."""
+        if not self.principles_file:
+            return {}
+        arms = [a for a in self.compare_arms if a != self.arm]
+        return {LEARNED: self.runs(root)} | {
+            learned_name(a): learned_runs(root / self.principles_file, a) for a in arms}
 
 
 class ReaderEvalParams(MatrixParams):

@@ -12,6 +12,8 @@ from cogrsi_lib import stage_params
 from cogrsi_lib.baselines.learned import (
     LEARNED,
     LearnedPrincipleError,
+    cell_learned,
+    learned_name,
     learned_reader,
     learned_runs,
 )
@@ -84,6 +86,27 @@ def test_the_stage_s_params_read_the_file_from_the_repository_root(tmp_path):
     assert stage_params.load("reader_eval", {}).learned.runs(tmp_path) == []
 
 
+def test_other_arms_are_read_alike_each_as_its_own_system(tmp_path):
+    _write(tmp_path)
+    given = {"principles_file": "principles.parquet", "arm": "gated_library"}
+    p = stage_params.load("reader_eval", {"learned": {
+        **given, "compare_arms": ["accuracy_library", "gated_library"]}})
+    systems = p.learned.systems(tmp_path)
+    assert list(systems) == [LEARNED, learned_name("accuracy_library")]
+    assert [r.seed for r in systems[LEARNED]] == [0, 1, 4]
+    assert [(r.run, r.principle) for r in systems["cogrsi_l_accuracy_library"]] == [(0, "other")]
+    # each run's systems: the accuracy arm has one seed, so only run 0 reads it
+    assert list(cell_learned(systems, 0)) == [LEARNED, "cogrsi_l_accuracy_library"]
+    assert list(cell_learned(systems, 2)) == [LEARNED]
+    with pytest.raises(LearnedPrincipleError, match="no loop arm 'gepa'"):
+        stage_params.load("reader_eval", {"learned": {
+            **given, "compare_arms": ["gepa"]}}).learned.systems(tmp_path)
+    with pytest.raises(stage_params.StageParamsError, match="named twice"):
+        stage_params.load("reader_eval", {"learned": {
+            **given, "compare_arms": ["accuracy_library", "accuracy_library"]}})
+    assert stage_params.load("reader_eval", {}).learned.systems(tmp_path) == {}
+
+
 @pytest.mark.e2e
 def test_reader_eval_runs_cogrsi_l_once_per_loop_seed_beside_the_other_systems(tmp_path):
     """The stage (fake backend) with two runs and an arm of three seeds: CogRSI-L runs three
@@ -100,7 +123,7 @@ def test_reader_eval_runs_cogrsi_l_once_per_loop_seed_beside_the_other_systems(t
                "pairs": {"eval_seed": 23, "n_eval_narrative": 6, "n_eval_dialogue": 2},
                "gold_perceivers": {"n_questions": 2, "systems": ["cogrsi"]},
                "learned": {"principles_file": str(tmp_path / "principles.parquet"),
-                           "arm": "gated_library"}}
+                           "arm": "gated_library", "compare_arms": ["accuracy_library"]}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"reader_eval": section}))
     out = tmp_path / "out"
     run_stage("reader_eval", params_path=tmp_path / "params.yaml", out_dir=out,
@@ -108,7 +131,10 @@ def test_reader_eval_runs_cogrsi_l_once_per_loop_seed_beside_the_other_systems(t
     records = pl.read_parquet(out / "records.parquet")
     runs = records.group_by("system", maintain_order=True).agg(pl.col("run").unique().sort())
     assert dict(runs.iter_rows()) == {"sc6": [0, 1], "cogrsi": [0, 1],
-                                      "cogrsi_noprinciple": [0, 1], LEARNED: [0, 1, 2]}
+                                      "cogrsi_noprinciple": [0, 1], LEARNED: [0, 1, 2],
+                                      "cogrsi_l_accuracy_library": [0]}
+    other = records.filter(pl.col("system") == "cogrsi_l_accuracy_library")
+    assert set(other["principle"]) == {principle_id("other")}
     learned = records.filter(pl.col("system") == LEARNED)
     by_run = dict(learned.select("run", "principle").unique().iter_rows())
     assert by_run == {0: principle_id(LIBRARY), 1: principle_id("x"), 2: "none"}
@@ -122,7 +148,8 @@ def test_reader_eval_runs_cogrsi_l_once_per_loop_seed_beside_the_other_systems(t
     gold = pl.read_parquet(out / "gold_perceivers" / "records.parquet")
     assert set(gold.filter(pl.col("system") == LEARNED + "+gold")["run"]) == {0, 1, 2}
     metrics = json.loads((out / "summary.json").read_text())
-    assert LEARNED in metrics["systems"]
-    assert metrics["learned"] == [{"run": 0, "seed": 0}, {"run": 1, "seed": 1},
-                                  {"run": 2, "seed": 4}]
+    assert {LEARNED, "cogrsi_l_accuracy_library"} <= set(metrics["systems"])
+    assert metrics["learned"] == {LEARNED: [{"run": 0, "seed": 0}, {"run": 1, "seed": 1},
+                                            {"run": 2, "seed": 4}],
+                                  "cogrsi_l_accuracy_library": [{"run": 0, "seed": 1}]}
     assert metrics["questions"] == questions
