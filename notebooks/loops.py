@@ -102,6 +102,15 @@ t1 = report.table1(run.final_scores, run.gate_pairs, run.eval_pairs, run.arms,
 write_table(t1, out / 'table1', title='Who writes the principle (development data)')
 t1
 
+# %% [markdown]
+# Table 14 gives every loop seed's row before the mean over seeds: the texts each arm proposed and admitted, its final principle's Dev., Test Main and BigToM-U.
+
+# %%
+t14 = report.per_seed(run.final_scores, run.candidates, run.test_main, run.bigtom_u)
+write_table(t14, out / 'table14', title='Every loop seed: texts proposed and admitted, Dev. '
+            '(%), Test Main and BigToM-U', why_empty='no loop arm ran')
+t14
+
 # %%
 pairs_ab = [(a, b) for a in dev_arms for b in ('expert', 'none')]
 cmp = report.comparisons(run.final_scores, pairs_ab)

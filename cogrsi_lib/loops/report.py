@@ -7,6 +7,7 @@ Tables 1 and 5).
 - :func:`table1`: who writes the principle, as far as development data allow: final-cohort
   accuracy (Dev.), pair validity on the gate split and on the held-out evaluation split,
   the number of texts the arm proposed; the test columns are not computed here.
+- :func:`per_seed`: Table 14, every loop seed's row.
 - :func:`comparisons`: paired differences on the final cohort (bootstrap over seeds' stories).
 - :func:`replies_table`: builder replies by outcome (accepted, or the rejection reason).
 - :func:`audit_candidates`: the written texts as the semantic audit's rules file.
@@ -118,6 +119,34 @@ def table1(final_scores: pl.DataFrame, gate_pairs: pl.DataFrame, eval_pairs: pl.
             out = out.with_columns(pl.lit(None, pl.Float64).alias(name),
                                    pl.lit(None, pl.UInt32).alias(f"{name}_seeds"))
     return out.with_columns(invalid_rules=pl.lit(None, pl.Float64))
+
+
+def per_seed(final_scores: pl.DataFrame, candidates: pl.DataFrame | None = None,
+             test_main: pl.DataFrame | None = None, bigtom_u: pl.DataFrame | None = None
+             ) -> pl.DataFrame:
+    """CogRSI Table 14: one row per loop arm and seed (Table 1's rows before the mean over
+    seeds): the texts it proposed and admitted, Dev. (final-cohort accuracy, %, and its n),
+    Test Main (the mean over the test benchmarks) and BigToM-U pair validity; the
+    reference rows (no principle, expert) are left out. Inputs as :func:`table1`'s."""
+    keys = ["label", "seed"]
+    arms = final_scores.filter(~pl.col("label").is_in(list(REFERENCE_ROWS)))
+    out = arms.group_by(keys, maintain_order=True).agg(
+        (pl.col("correct").cast(pl.Float64).mean() * 100).alias("dev"),
+        pl.len().alias("dev_n"))
+    if candidates is not None and candidates.height:
+        counts = candidates.group_by(["arm", "seed"], maintain_order=True).agg(
+            (pl.col("written").str.len_chars() > 0).sum().alias("proposed"),
+            pl.col("admitted").sum().alias("admitted")).rename({"arm": "label"})
+        out = out.join(counts, on=keys, how="left", maintain_order="left")
+    for scores, value, name in ((test_main, "score", "test_main"),
+                                (bigtom_u, "pair_validity", "bigtom_u")):
+        if scores is not None and scores.height:
+            per = scores.group_by(keys, maintain_order=True).agg(pl.col(value).mean()
+                                                                 .alias(name))
+            out = out.join(per, on=keys, how="left", maintain_order="left")
+        else:
+            out = out.with_columns(pl.lit(None, pl.Float64).alias(name))
+    return out.sort(keys)
 
 
 def comparisons(final_scores: pl.DataFrame, pairs: Sequence[tuple[str, str]],

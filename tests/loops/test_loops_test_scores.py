@@ -117,3 +117,25 @@ def test_the_test_answers_are_records_beside_the_final_cohort(manifests, tmp_pat
     assert counts["final"] == 3 * TINY["final_size"]
     assert set(run.final_scores["item_id"]) == set(
         run.records.filter(pl.col("cohort") == "final")["item_id"])
+
+
+def test_table14_is_every_loop_seed_before_the_mean_over_seeds() -> None:
+    final = pl.DataFrame({
+        "label": ["expert", "gated_library", "gated_library", "gated_library", "accuracy_loop"],
+        "seed": [0, 0, 0, 1, 0], "correct": [True, True, False, True, False],
+        "item_id": ["a", "a", "b", "a", "a"], "story_id": ["s"] * 5})
+    candidates = pl.DataFrame({"arm": ["gated_library", "gated_library", "accuracy_loop"],
+                               "seed": [0, 1, 0], "written": ["rule", "", "x"],
+                               "admitted": [True, False, False]})
+    test_main = pl.DataFrame({"label": ["gated_library"] * 3, "seed": [0, 0, 1],
+                              "benchmark": ["tombench", "bigtom", "tombench"],
+                              "questions": [2, 2, 2], "score": [50.0, 100.0, 0.0]})
+    t14 = report.per_seed(final, candidates, test_main)
+    rows = {(r["label"], r["seed"]): r for r in t14.iter_rows(named=True)}
+    assert set(rows) == {("accuracy_loop", 0), ("gated_library", 0), ("gated_library", 1)}
+    g0 = rows[("gated_library", 0)]
+    assert (g0["dev"], g0["dev_n"], g0["proposed"], g0["admitted"], g0["test_main"]) == (
+        50.0, 2, 1, 1, 75.0)
+    assert rows[("gated_library", 1)]["proposed"] == 0
+    assert rows[("accuracy_loop", 0)]["test_main"] is None
+    assert t14["bigtom_u"].is_null().all()
