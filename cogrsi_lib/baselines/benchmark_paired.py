@@ -51,7 +51,8 @@ def _compare(items: pl.DataFrame, source: str, system: str, reference: str,
         return None
     r = paired_bootstrap(g["a"].to_numpy() * 100, g["b"].to_numpy() * 100,
                          g["story_id"].to_list(), n_resamples=n_resamples, seed=seed)
-    return {"benchmark": source, "system": system, "reference": reference, "items": g.height,
+    return {"benchmark": source, "system": system, "reference": reference,
+            "items": g.height, "stories": g["story_id"].n_unique(),
             "runs": g["run"].n_unique(), "system_score": float(g["a"].mean()) * 100,
             "reference_score": float(g["b"].mean()) * 100, "difference": r.estimate,
             "low": r.low, "high": r.high, "p_value": r.p_value}
@@ -64,7 +65,8 @@ def paired_by_benchmark(items: pl.DataFrame, system: str, reference: str,
     system name, or :data:`STRONGEST` for each benchmark's strongest baseline), the 95% paired
     interval over stories, p-value, Holm's correction over the benchmarks of the model, power
     (``mde``, ``underpowered``) and the verdict before and after Holm: ``win`` or ``loss``
-    where the interval (the Holm-adjusted p-value) excludes no difference, else ``tie``.
+    where the interval (the Holm-adjusted p-value) excludes no difference and the row is not
+    underpowered (a few items, or one story, give a degenerate interval), else ``tie``.
     Benchmarks where either system has no record are left out."""
     out = []
     models = items["model"].unique(maintain_order=True).to_list() if items.height else []
@@ -88,10 +90,16 @@ def paired_by_benchmark(items: pl.DataFrame, system: str, reference: str,
         return pl.DataFrame()
     sign = pl.when(pl.col("difference") > 0).then(pl.lit("win")).otherwise(pl.lit("loss"))
     table = with_power(pl.concat(out), "difference", "items")
+    one_story = pl.col("stories") < 2  # resamples to itself: an interval without width
+    table = table.with_columns(
+        underpowered=pl.col("underpowered") | one_story,
+        power_note=pl.when(one_story & (pl.col("power_note") == ""))
+        .then(pl.lit("one story")).otherwise(pl.col("power_note")))
+    powered = ~pl.col("underpowered")
     return table.with_columns(
-        verdict=pl.when((pl.col("low") > 0) | (pl.col("high") < 0)).then(sign)
+        verdict=pl.when(((pl.col("low") > 0) | (pl.col("high") < 0)) & powered).then(sign)
         .otherwise(pl.lit("tie")),
-        verdict_holm=pl.when(pl.col("reject")).then(sign).otherwise(pl.lit("tie")),
+        verdict_holm=pl.when(pl.col("reject") & powered).then(sign).otherwise(pl.lit("tie")),
     ).drop("reject")
 
 

@@ -56,27 +56,27 @@ def test_difference_interval_and_holm_are_over_the_benchmarks():
     assert by["a"]["difference"] == pytest.approx(100.0)
     assert by["b"]["difference"] == pytest.approx(0.0)
     assert by["c"]["difference"] == pytest.approx(-50.0)
-    assert by["a"]["items"] == 2 * n and by["a"]["runs"] == 2
+    assert by["a"]["items"] == 2 * n and by["a"]["runs"] == 2 and by["a"]["stories"] == n // 2
     assert (by["a"]["verdict"], by["b"]["verdict"], by["c"]["verdict"]) == ("win", "tie", "loss")
     expected = holm({b: by[b]["p_value"] for b in "abc"})
     assert table["p_holm"].to_list() == pytest.approx(expected["p_holm"].to_list())
 
 
 def test_holm_can_turn_an_uncorrected_win_into_a_tie():
-    # one benchmark (4 wins in 4 of 20 stories) clears the uncorrected interval, among 7
-    # null ones: 8 hypotheses multiply its p-value past 0.05
-    wins = [1.0, 0.0] * 4 + [0.0] * 32
-    items = _records({("cogrsi", "x"): wins, ("sc9", "x"): [0.0] * 40,
-                      **{("cogrsi", f"n{i}"): [1.0, 0.0] * 20 for i in range(7)},
-                      **{("sc9", f"n{i}"): [1.0, 0.0] * 20 for i in range(7)}})
-    table = paired_by_benchmark(items, "cogrsi", "sc9", ["x", *[f"n{i}" for i in range(7)]],
-                                n_resamples=2000)
+    # one benchmark (7 wins in 7 of 30 stories) clears the uncorrected interval and its
+    # power check, among 59 null ones: 60 hypotheses multiply its p-value past 0.05
+    nulls = [f"n{i}" for i in range(59)]
+    wins = [1.0, 0.0] * 7 + [0.0] * 46
+    items = _records({("cogrsi", "x"): wins, ("sc9", "x"): [0.0] * 60,
+                      **{("cogrsi", b): [1.0, 0.0] * 30 for b in nulls},
+                      **{("sc9", b): [1.0, 0.0] * 30 for b in nulls}})
+    table = paired_by_benchmark(items, "cogrsi", "sc9", ["x", *nulls], n_resamples=2000)
     x = table.filter(pl.col("benchmark") == "x").row(0, named=True)
-    assert x["low"] > 0 and x["p_value"] < 0.05 < x["p_holm"]
+    assert x["low"] > 0 and not x["underpowered"] and x["p_value"] < 0.05 < x["p_holm"]
     assert (x["verdict"], x["verdict_holm"]) == ("win", "tie")
     counts = verdict_counts(table)
     assert counts.select("correction", "benchmarks", "wins", "ties", "losses").rows() == [
-        ("uncorrected", 8, 1, 7, 0), ("Holm", 8, 0, 8, 0)]
+        ("uncorrected", 60, 1, 59, 0), ("Holm", 60, 0, 60, 0)]
 
 
 def test_strongest_reference_is_chosen_per_benchmark_and_per_model():
@@ -89,6 +89,14 @@ def test_strongest_reference_is_chosen_per_benchmark_and_per_model():
     table = paired_by_benchmark(items, "cogrsi", STRONGEST, ["a", "b"], n_resamples=200)
     refs = {(r["model"], r["benchmark"]): r["reference"] for r in table.iter_rows(named=True)}
     assert refs == {("m1", "a"): "sc6", ("m1", "b"): "perceptom", ("m2", "a"): "perceptom"}
+
+
+def test_a_few_items_in_one_story_are_underpowered_and_never_a_win():
+    """One story resamples to itself: the interval is a point; the verdict stays a tie."""
+    items = _records({("cogrsi", "a"): [1.0, 1.0], ("sc9", "a"): [0.0, 0.0]}, runs=4)
+    row = paired_by_benchmark(items, "cogrsi", "sc9", ["a"], n_resamples=200).row(0, named=True)
+    assert row["stories"] == 1 and row["low"] == row["high"] == pytest.approx(100.0)
+    assert row["underpowered"] and (row["verdict"], row["verdict_holm"]) == ("tie", "tie")
 
 
 def test_no_records_gives_an_empty_table():
