@@ -138,15 +138,17 @@ def verdicts_by_arm(verdicts: pl.DataFrame, column: str = "verdict") -> pl.DataF
 def table1_with_invalid_share(loops_run: str | Path, by_arm: pl.DataFrame) -> pl.DataFrame:
     """A loops run's Table 1 (``table1.csv`` in the run's folder) with the invalid-rules
     column filled from :func:`verdicts_by_arm`: per arm, the share (in points) of the texts it
-    proposed that have a shared counterexample; empty for the no-principle and expert rows
-    and for an arm whose rules this audit did not see."""
+    proposed that have a shared counterexample, and ``decided_rules``, how many of them the
+    audit could decide (a share of 0 over none decided says nothing); empty for the
+    no-principle and expert rows and for an arm whose rules this audit did not see."""
     path = Path(loops_run) / "table1.csv"
     if not path.is_file():
         raise FileNotFoundError(f"not a loops run (run the loops stage first): no {path}")
     table1 = pl.read_csv(path)
     share = by_arm.filter(pl.col("arm") != "all").select(
-        pl.col("arm").alias("label"), (pl.col("invalid_of_all") * 100).alias("invalid_rules"))
-    return (table1.drop("invalid_rules", strict=False)
+        pl.col("arm").alias("label"), (pl.col("invalid_of_all") * 100).alias("invalid_rules"),
+        pl.col("decided").alias("decided_rules"))
+    return (table1.drop("invalid_rules", "decided_rules", strict=False)
             .join(share, on="label", how="left", maintain_order="left"))
 
 

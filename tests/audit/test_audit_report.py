@@ -64,7 +64,10 @@ def test_table1_gets_each_arm_s_invalid_share_in_points(tmp_path):
     t = table1_with_invalid_share(tmp_path, by_arm)
     assert t["label"].to_list() == ["none", "expert", "a", "b", "c"]
     assert t["invalid_rules"].to_list() == [None, None, 50.0, 0.0, None]
-    assert t.columns[-1] == "invalid_rules" and t["dev"].to_list() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    # b's 0 is over no decided rule: the column beside it says so
+    assert t["decided_rules"].to_list() == [None, None, 3, 0, None]
+    assert t.columns[-2:] == ["invalid_rules", "decided_rules"]
+    assert t["dev"].to_list() == [1.0, 2.0, 3.0, 4.0, 5.0]
     with pytest.raises(FileNotFoundError, match="run the loops stage first"):
         table1_with_invalid_share(tmp_path / "nowhere", by_arm)
 
