@@ -149,11 +149,13 @@ def actions_format(variant: str, run: _Run, domain: CompiledDomain, max_tokens: 
     own = run.domain if variant == "no_domain" else domain
     if isinstance(own, CompiledDomain):
         return P.actions_format(own, max_tokens)
-    most = P.lines_for(max_tokens, P.ACTION_TOKENS) - 1
+    most = P.lines_for(max_tokens, P.line_tokens("", _MAX_ARITY + 1)) - 1
     return ReplyFormat.regex(P.ACTIONS_FAMILY, rf"{_ATOM}(\n{_ATOM}){{0,{most}}}")
 
 
-_ATOM = rf"\({P.NAME}( {P.NAME})*\)"
+#: the most arguments of an action of a domain that did not parse (the predefined one's most: 6)
+_MAX_ARITY = 8
+_ATOM = rf"\({P.NAME}( {P.NAME}){{0,{_MAX_ARITY}}}\)"
 
 
 def problem_prompt(variant: str, ex: Example, fmt: ReplyFormat | None = None) -> str:

@@ -196,12 +196,34 @@ ANSWER_FAMILY = prompt_family("pddl.answer", "json")
 NAME = r"[a-z][a-z0-9_-]{0,15}"
 #: the most names on one line of (:objects ...) (one line per type of the domain)
 MAX_NAMES = 8
-#: tokens a problem file spends outside (:init ...): its head and (:objects ...)
-PROBLEM_HEAD_TOKENS = 128
-#: tokens per (:init ...) fact and per action line when the cap sets how many there may be
-#: ("(seen sally ball tray)" takes about 8 tokens; a model that repeats itself writes long
-#: names: "(peek cat-door-key-1-10 cat-door-key-2-10 cat-door-key-3-10)" takes 34)
-FACT_TOKENS, ACTION_TOKENS = 12, 40
+#: tokens a :data:`NAME` costs with its leading space, as written in practice: a 16-character
+#: name of word pieces and hyphens takes 7 or 8 in SmolLM2's tokenizer ("kalimaria-kalim-",
+#: "oven-oven-oven-o"); only a run of unrelated letters takes more (one per character)
+NAME_TOKENS = 8
+#: tokens of a line's frame: its indent, parentheses or separator, and newline
+LINE_FRAME_TOKENS = 4
+
+
+def text_tokens(text: str) -> int:
+    """Tokens the domain's own words (a predicate, an action, a type) cost at most in
+    practice: half a token per character, rounded up (English words take about a quarter)."""
+    return len(text) // 2 + 1
+
+
+def line_tokens(head: str, arity: int) -> int:
+    """Tokens of one reply line: ``head`` (a predicate, action or type) and ``arity`` names."""
+    return LINE_FRAME_TOKENS + text_tokens(head) + arity * NAME_TOKENS
+
+
+def problem_head_tokens(domain: CompiledDomain) -> int:
+    """Tokens a problem file spends outside ``(:init ...)`` at most: its frame (the layout
+    without its placeholders) and one full ``(:objects ...)`` line per type of the domain."""
+    frame = PROBLEM_LAYOUT.replace("<name> <name> ... - <type>", "").replace(
+        "(<predicate> <name> ...)", "").replace("...", "").replace("<domain>", domain.name)
+    objects = sum(line_tokens(t, MAX_NAMES) for t in domain.parents)
+    return len(frame) // 2 + NAME_TOKENS + objects
+
+
 #: the deepest nesting of the no-domain ablation's s-expressions (the predefined domain has 8)
 MAX_NESTING = 8
 PROBLEM_LAYOUT = """\
@@ -221,7 +243,8 @@ PROBLEM_LAYOUT = """\
 def lines_for(max_tokens: int, per_line: int) -> int:
     """How many lines of ``per_line`` tokens a reply capped at ``max_tokens`` may hold, with
     room left for the end-of-reply token: a bound, so that a model repeating itself must
-    stop and close the reply before the cap cuts it."""
+    stop and close the reply before the cap cuts it. At least 4, so a cap too small for the
+    domain still leaves a usable reply (the reply may then be cut: raise the cap)."""
     return max(4, (max_tokens - 1) // per_line)
 
 
@@ -231,7 +254,8 @@ def problem_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat
     facts = "|".join(f"{p}" + f" {NAME}" * len(args)
                      for p, args in sorted(domain.predicates.items()))
     names = rf"{NAME}( {NAME}){{0,{MAX_NAMES - 1}}}"
-    n_facts = lines_for(max_tokens - PROBLEM_HEAD_TOKENS, FACT_TOKENS)
+    fact = max(line_tokens(p, len(args)) for p, args in domain.predicates.items())
+    n_facts = lines_for(max_tokens - problem_head_tokens(domain), fact)
     pattern = (
         rf"\(define \(problem {NAME}\)\n  \(:domain {domain.name}\)\n"
         rf"  \(:objects\n(    {names} - ({types})\n){{1,{len(domain.parents)}}}  \)\n"
@@ -245,7 +269,8 @@ def actions_format(domain: CompiledDomain, max_tokens: int = 768) -> ReplyFormat
     """Call 2's reply: ground actions of the domain, one per line, each with its arity."""
     acts = "|".join(f"{a}" + f" {NAME}" * len(schema.params)
                     for a, schema in sorted(domain.actions.items()))
-    most = lines_for(max_tokens, ACTION_TOKENS) - 1
+    line = max(line_tokens(a, len(schema.params)) for a, schema in domain.actions.items())
+    most = lines_for(max_tokens, line) - 1
     return ReplyFormat.regex(ACTIONS_FAMILY, rf"\(({acts})\)(\n\(({acts})\)){{0,{most}}}")
 
 

@@ -58,3 +58,44 @@ def test_pddl_mind_end_to_end_on_the_embedded_model(backend) -> None:
         reply = json.loads(row["reply"])
         assert reply["problem"][0] is not None and reply["answer"][0] is not None
     assert backend.inner.model.endswith(".gguf") or backend.inner.model
+
+
+#: names a model repeating itself writes (seen in capped replies): 16 characters of word
+#: pieces and hyphens, the longest :data:`NAME` allows
+RUNAWAY_NAMES = ("kalimaria-kalim-", "jessica-walk-to-", "oven-oven-oven-o")
+
+
+def _longest_problem(domain, cap: int, name: str) -> str:
+    """The longest problem file the call-1 format admits at ``cap``: every type's line full,
+    then as many facts of the widest predicate as the format allows."""
+    from cogrsi_lib.pddl import prompts as P
+
+    cost = {p: P.line_tokens(p, len(a)) for p, a in domain.predicates.items()}
+    widest = max(cost, key=cost.__getitem__)
+    n = P.lines_for(cap - P.problem_head_tokens(domain), cost[widest])
+    names = " ".join([name] * P.MAX_NAMES)
+    objects = "".join(f"    {names} - {t}\n" for t in sorted(domain.parents))
+    args = " ".join([name] * len(domain.predicates[widest]))
+    init = "".join(f"    ({widest} {args})\n" for _ in range(n))
+    return (f"(define (problem {name})\n  (:domain {domain.name})\n  (:objects\n{objects}  )\n"
+            f"  (:init\n{init}  )\n  (:goal (and)))")
+
+
+@pytest.mark.parametrize("cap", [1024, 1536, 4096])
+def test_the_longest_problem_file_the_format_admits_fits_its_cap(cap: int) -> None:
+    """The format bounds a runaway reply so that it must close before the token cap cuts it:
+    measured with the embedded model's own tokenizer on the longest file it admits."""
+    import re
+
+    from cogrsi_lib.llm.embedded import EmbeddedBackend
+    from cogrsi_lib.pddl import prompts as P
+    from cogrsi_lib.pddl.ladder import predefined_domain
+
+    domain, tok = predefined_domain(), EmbeddedBackend()
+    pattern = P.problem_format(domain, cap).spec
+    for name in RUNAWAY_NAMES:
+        reply = _longest_problem(domain, cap, name)
+        assert re.fullmatch(pattern, reply), "not the format's longest reply"
+        more = reply.replace("  )\n  (:goal", f"    (at {name} {name})\n  )\n  (:goal")
+        assert not re.fullmatch(pattern, more), "one more fact still admitted"
+        assert tok.count_tokens(reply) < cap, (name, tok.count_tokens(reply))
