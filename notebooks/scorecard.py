@@ -87,7 +87,7 @@ frozen.integrity
 # %%
 root = find_repo_root()
 base_dir = str(root) if root else None
-alt = stage.make_backend(p.alt_model, frozen, base_dir)
+alt = stage.alternate(p, frozen, base_dir)
 cards = [stage.score_model(p, frozen, spec, alt, base_dir) for spec in p.model_list()]
 matrix.check_labels([c.model for c in cards])
 RECORDS.write(pl.concat([stage_records(c.runs) for c in cards]), out)

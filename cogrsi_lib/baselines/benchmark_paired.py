@@ -35,7 +35,8 @@ def strongest_baseline(items: pl.DataFrame, benchmark: str, exclude: str) -> str
     """The baseline with the highest mean score on ``benchmark`` in ``items`` (one model's
     records); ties go to the name first in sort order. None when no baseline ran there."""
     rows = items.filter((pl.col("source") == benchmark) & (pl.col("system") != exclude))
-    means = (rows.filter(~pl.col("system").str.starts_with(READER_PREFIX))
+    baselines = [s for s in rows["system"].unique() if is_baseline(s)]
+    means = (rows.filter(pl.col("system").is_in(baselines))
              .group_by("system", maintain_order=True).agg(pl.col("score").mean())
              .sort(["score", "system"], descending=[True, False]))
     return means["system"][0] if means.height else None

@@ -286,11 +286,31 @@ class ModelScorecard:
         return self.backend.model
 
 
-def score_model(p: ScorecardParams, frozen: Frozen, spec: BackendSpec, alt: Backend | None,
+@dataclass(frozen=True)
+class Alternate:
+    """Gate D's alternate model and its variants' runs on the frozen Suites A-B: the same for
+    every predictor, so drawn once per stage (:func:`alternate`)."""
+
+    backend: Backend
+    runs: dict[str, SystemRun]
+
+
+def alternate(p: ScorecardParams, frozen: Frozen, base_dir: str | None = None
+              ) -> Alternate | None:
+    """``p.alt_model``'s variants on the frozen core items (None without an alternate)."""
+    backend = make_backend(p.alt_model, frozen, base_dir)
+    if backend is None:
+        return None
+    runs = run_variants(backend, frozen.core(), variants_for(p), p.reply_caps.model_dump(),
+                        p.structured)
+    return Alternate(backend, runs)
+
+
+def score_model(p: ScorecardParams, frozen: Frozen, spec: BackendSpec, alt: Alternate | None,
                 base_dir: str | None = None) -> ModelScorecard:
     """The stage's work for one model of ``p.model_list()``: its variants on the frozen
-    items, the Gate D replications on the new seed and on ``alt`` (the alternate model's
-    backend, built once for every model), and Gates A-E for each intervention."""
+    items, the Gate D replications on the new seed and on the alternate model (``alt``,
+    from :func:`alternate`), and Gates A-E for each intervention."""
     backend = make_backend(spec, frozen, base_dir)
     if backend is None:
         raise ValueError("the scorecard needs a model")
@@ -298,12 +318,11 @@ def score_model(p: ScorecardParams, frozen: Frozen, spec: BackendSpec, alt: Back
     variants, caps = variants_for(p), p.reply_caps.model_dump()
     runs = run_variants(backend, own.suites, variants, caps, p.structured)
     seed_runs = run_variants(backend, own.replication, variants, caps, p.structured)
-    model_runs = (run_variants(alt, own.core(), variants, caps, p.structured)
-                  if alt is not None else None)
+    model_runs = alt.runs if alt is not None else None
     gate_a_outcome = check_gate_a(own, list(runs.values()))
     decisions = [decide(name, runs, replications_for(
         name, seed_runs, model_runs, f"seed {p.replication_seed}",
-        alt.identity if alt is not None else ""), gate_a_outcome, p.gate_config())
+        alt.backend.identity if alt is not None else ""), gate_a_outcome, p.gate_config())
         for name in p.interventions]
     return ModelScorecard(backend, own, runs, seed_runs, model_runs, decisions)
 

@@ -183,11 +183,14 @@ def test_models_run_side_by_side_on_the_same_frozen_items() -> None:
     with pytest.raises(StageParamsError, match="cannot replicate"):
         settings({**SMALL, "models": [*two, "embedded"]})
     frozen = stage.freeze(p)
-    alt = stage.make_backend(p.alt_model, frozen)
+    alt = stage.alternate(p, frozen)
     cards = [stage.score_model(p, frozen, spec, alt) for spec in p.model_list()]
     assert [c.model for c in cards] == ["scripted", "scripted-alt"]
     assert all(c.frozen.suites.nested == frozen.suites.nested for c in cards)
     assert all(c.frozen.suites.cross_targets for c in cards)
+    # the alternate answers the items every model shares, once for all of them
+    assert all(c.frozen.core() == frozen.core() for c in cards)
+    assert all(c.model_runs is alt.runs for c in cards) and set(alt.runs) == set(cards[0].runs)
     # the weaker alternate answers the same items differently
     acc = {c.model: c.runs["bare"].nested.score.accuracy for c in cards}
     assert acc["scripted"] != acc["scripted-alt"]
