@@ -112,7 +112,7 @@ FLOORS: dict[str, dict[str, int | First]] = {
               "replay.reader_config.arbitration_max_tokens": 48},
     "pddl_mind": {"models": First(1), "n_stories": 1, "questions_per_story": 1,
                   "n_cross_check": 4, "n_per_category": 1, "parse_max_tokens": 256,
-                  "domain_max_tokens": 256, "answer_max_tokens": 64},
+                  "domain_max_tokens": 256, "answer_max_tokens": 64, "state_max_tokens": 64},
     "harness": {"models": First(1), "n_per_benchmark": 1, "n_oracle": 1,
                 "agreement.n_worlds": 10, "dev.n_tombench": 1, "dev.n_oracle": 1,
                 "dev.rounds": 1, "dev.budget": 8, "dev.max_tokens": 64},
