@@ -367,13 +367,10 @@ class OpenAIBackend(Backend):
         tokens, the seconds it had work in flight, and completion tokens and requests per
         busy second."""
         with self._free:
-            return [{"endpoint": str(e.url), "requests": e.done, "failed": e.failed,
-                     "prompt_tokens": e.prompt_tokens,
-                     "completion_tokens": e.completion_tokens,
-                     "busy_s": round(e.busy_s, 3),
-                     "completion_tokens_per_s": round(e.completion_tokens / e.busy_s, 1)
-                     if e.busy_s else 0.0,
-                     "requests_per_s": round(e.done / e.busy_s, 2) if e.busy_s else 0.0}
+            return [with_rates({"endpoint": str(e.url), "requests": e.done,
+                                "failed": e.failed, "prompt_tokens": e.prompt_tokens,
+                                "completion_tokens": e.completion_tokens,
+                                "busy_s": round(e.busy_s, 3)})
                     for e in self.endpoints]
 
     def report_throughput(self, since: Sequence[dict[str, Any]] | None = None) -> None:
@@ -504,11 +501,16 @@ def throughput_between(before: Mapping[str, Any], after: Mapping[str, Any]) -> d
     out: dict[str, Any] = {"endpoint": after["endpoint"]}
     for k in ("requests", "failed", "prompt_tokens", "completion_tokens"):
         out[k] = after[k] - before[k]
-    busy = round(after["busy_s"] - before["busy_s"], 3)
-    out["busy_s"] = busy
-    out["completion_tokens_per_s"] = round(out["completion_tokens"] / busy, 1) if busy else 0.0
-    out["requests_per_s"] = round(out["requests"] / busy, 2) if busy else 0.0
-    return out
+    out["busy_s"] = round(after["busy_s"] - before["busy_s"], 3)
+    return with_rates(out)
+
+
+def with_rates(row: dict[str, Any]) -> dict[str, Any]:
+    """A throughput row with its completion tokens and requests per busy second added."""
+    busy = row["busy_s"]
+    row["completion_tokens_per_s"] = round(row["completion_tokens"] / busy, 1) if busy else 0.0
+    row["requests_per_s"] = round(row["requests"] / busy, 2) if busy else 0.0
+    return row
 
 
 @register_backend("openai")
