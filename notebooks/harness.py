@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Actio-style harness: module ablations
 #
-# A frozen model wrapped by a harness (zing-social-mind-report §5): PRISM skills with asked-variable routing and self-exit (§5.3), Starling attribution-first state (§5.4), SAGE experience memory with its fallback cascade (§5.5) and gated retrieval of normative notes (§5.6), each gated per item and recorded in the trace. Configurations as Table 10: Base, +skills, +memory (Starling + SAGE), +retrieval, Full, on the same items; one greedy direct answer per item. Logic: `cogrsi_lib/harness/`.
+# A frozen model wrapped by a harness (zing-social-mind-report §5): PRISM skills with asked-variable routing and self-exit (§5.3), Starling attribution-first state (§5.4), SAGE experience memory with its fallback cascade (§5.5) and gated retrieval of normative notes (§5.6), each gated per item and recorded in the trace. Configurations as Table 10: Base, +skills, +memory (Starling + SAGE), +retrieval, Full, and Starling alone (Figure 25), on the same items; one greedy direct answer per item. Logic: `cogrsi_lib/harness/`.
 #
 # This stage gives the shape of the Zing report's Table 10, Figures 23-26 and Table 11 (`cogrsi papers`), one row per model of `models` (`cogrsi_lib/matrix.py`; the harness answers greedily, so one run each). On the CPU default one 135M model stands in for the report's five, near chance: the tables show their rows and columns, not the report's result.
 
@@ -49,10 +49,11 @@ tally = start_tally()  # every model call of this stage, by prompt family
 backends = [spec.build(find_repo_root()) for spec in p.model_list()]
 models = matrix.check_labels([b.model for b in backends])
 embedder = MiniLMEmbedder()
-items, skipped = hs.evaluation_items(p.benchmarks, p.n_per_benchmark, p.n_oracle, p.oracle_seed)
+items, skipped = hs.evaluation_items(p.benchmarks, p.n_per_benchmark, p.n_oracle, p.oracle_seed,
+                                     sample_seed=p.sample_seed)
 test_ids = [it.item_id for its in items.values() for it in its]
 dev_items = hs.development_items(p.dev.n_tombench, p.dev.n_oracle, p.dev.oracle_seed,
-                                 skip_tombench=p.n_per_benchmark)
+                                 exclude=test_ids)
 {'models': models, 'items': {k: len(v) for k, v in items.items()}, 'dev_items': len(dev_items),
  'skipped': skipped}
 
@@ -121,6 +122,17 @@ deltas.filter(deltas['source'] == 'all')
 versus = pl.concat([hs.paper_comparison(d, m) for m, d in deltas_of.items()])
 write_table(versus, out / 'paper_table10', title='Base -> Full change beside the report\'s Table 10 (points)')
 versus
+
+# %% [markdown]
+# ### By question type (Figures 23 and 25)
+#
+# Accuracy by question type and configuration, with each configuration's change against Base on the same questions: per ToMBench task, the change PRISM (`harness:skills`) makes (Figure 23); per Hi-ToM order, Base against Starling alone (`harness:state`, Figure 25); the oracle's question kinds and depths beside them. The evaluated items are a random sample of each benchmark (`sample_seed`), so a type holds as many questions as the sample drew: on the CPU default one or two, near chance and underpowered, the figures' rows and columns, not the report's result.
+
+# %%
+by_type = matrix.by_model([(s.model, hs.question_type_table(s.frame)) for s in studies])
+write_table(by_type, out / 'by_question_type',
+            title='Accuracy by question type and change against Base (points)')
+by_type.filter(by_type['system'].is_in(['harness:skills', 'harness:state']))
 
 # %% [markdown]
 # ## SAGE ablation (Figure 26)

@@ -45,10 +45,12 @@ class HarnessParams(GreedyMatrixParams):
     model: RealModel = {"backend": "fake", "reply": {
         "answer": "A", "variable": "desire", "skill": "desire.preference", "dimension": "Belief",
         "categories": ["faux_pas"], "labels": {}}}
-    ablations: NonEmptyList[str] = ["base", "skills", "memory", "retrieval", "full", "full_ungated"]
+    ablations: NonEmptyList[str] = ["base", "skills", "memory", "retrieval", "full",
+                                    "full_ungated", "state"]
     harness_config: HarnessCalls = HarnessCalls()
     benchmarks: list[str] = ["tombench", "hi-tom"]
-    n_per_benchmark: int = 3
+    n_per_benchmark: int = 3  # a seeded random sample of each benchmark (``sample_seed``)
+    sample_seed: int = 0
     n_oracle: int = 3
     oracle_seed: int = 41
     dev: HarnessDev = HarnessDev()

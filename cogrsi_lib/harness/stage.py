@@ -1,16 +1,18 @@
 """The ``harness`` stage: module ablations on frozen items, and each module's own diagnostics
 (zing-social-mind-report §5.8: Table 10, §5.8.3 routing, §5.8.4 Starling, §5.8.5 SAGE).
 
-Items: the first ``n_per_benchmark`` of each present benchmark (ToMBench, Hi-ToM) and
-``n_oracle`` oracle questions drawn with their own seed. SAGE is distilled on development
-items only: ToMBench items after the evaluated head plus oracle questions of another seed;
+Items: a seeded random sample of ``n_per_benchmark`` of each present benchmark (ToMBench,
+Hi-ToM) and ``n_oracle`` oracle questions drawn with their own seed. SAGE is distilled on
+development items only: ToMBench items other than the evaluated ones plus oracle questions
+of another seed;
 :func:`cogrsi_lib.harness.distil.distil` refuses any overlap with the evaluated ids.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,13 +48,23 @@ def evaluation_items(
     n_oracle: int,
     oracle_seed: int,
     oracle_max_depth: int = 4,
+    sample_seed: int = 0,
 ) -> tuple[dict[str, list[ReaderItem]], list[str]]:
-    """Items by source (``oracle`` and each present benchmark) and the benchmarks skipped."""
+    """Items by source (``oracle`` and each present benchmark) and the benchmarks skipped:
+    of each benchmark a random sample of ``n_per_benchmark`` items (``sample_seed``), in
+    file order, so that its accuracy estimates the whole benchmark's and every question type
+    may appear (a benchmark's first items are often one task or one order)."""
+    from cogrsi_lib import bench
     from cogrsi_lib.loops.devdata import oracle_dev_items
-    from cogrsi_lib.reader.evaluate import load_bench_heads
 
-    heads, skipped = load_bench_heads(list(benchmarks), n_per_benchmark)
-    out = {name: [from_bench_item(it) for it in items] for name, items in heads.items()}
+    out: dict[str, list[ReaderItem]] = {}
+    skipped = [name for name in benchmarks if not bench.available(name)]
+    for name in benchmarks:
+        if name not in skipped and n_per_benchmark > 0:
+            items = bench.load(name)
+            keep = sorted(random.Random(sample_seed).sample(
+                range(len(items)), min(n_per_benchmark, len(items))))
+            out[name] = [from_bench_item(items[i]) for i in keep]
     if n_oracle > 0:
         pool = oracle_dev_items(max(1, n_oracle), oracle_seed, max_depth=oracle_max_depth)
         out["oracle"] = _spread(pool, n_oracle)
@@ -73,18 +85,19 @@ def _spread(pool: list[ReaderItem], n: int) -> list[ReaderItem]:
 
 
 def development_items(
-    n_tombench: int, n_oracle: int, oracle_seed: int, skip_tombench: int
+    n_tombench: int, n_oracle: int, oracle_seed: int, exclude: Collection[str] = ()
 ) -> list[ReaderItem]:
-    """SAGE's development items: ToMBench after the first ``skip_tombench`` (the evaluated
-    head) and oracle questions of their own seed."""
+    """SAGE's development items: ToMBench items spread evenly over the benchmark, leaving
+    out the evaluated ones (``exclude``: their ids), and oracle questions of their own seed."""
     from cogrsi_lib import bench
     from cogrsi_lib.loops.devdata import oracle_dev_items
 
     out: list[ReaderItem] = []
     if n_tombench > 0 and bench.available("tombench"):
-        tb = bench.load("tombench")
-        step = max(1, (len(tb) - skip_tombench) // n_tombench)
-        out += [from_bench_item(it) for it in tb[skip_tombench::step][:n_tombench]]
+        held = set(exclude)
+        tb = [it for it in bench.load("tombench") if str(it.id) not in held]
+        step = max(1, len(tb) // n_tombench)
+        out += [from_bench_item(it) for it in tb[::step][:n_tombench]]
     if n_oracle > 0:
         out += _spread(oracle_dev_items(max(1, n_oracle), oracle_seed, max_depth=2), n_oracle)
     return out
@@ -161,12 +174,25 @@ def accuracy_table(frame: pl.DataFrame) -> pl.DataFrame:
             .sort("source", "system"))  # fmt: skip
 
 
-def delta_table(accuracy: pl.DataFrame, base: str = "harness:base") -> pl.DataFrame:
-    """Each system's accuracy minus the base's on the same source, in points."""
-    b = accuracy.filter(pl.col("system") == base).select("source", base_acc="accuracy")
-    return (accuracy.join(b, on="source", how="left", maintain_order="left")
+def delta_table(accuracy: pl.DataFrame, base: str = "harness:base",
+                keys: Sequence[str] = ("source",)) -> pl.DataFrame:
+    """Each system's accuracy minus the base's on the same ``keys`` (source), in points."""
+    b = accuracy.filter(pl.col("system") == base).select(*keys, base_acc="accuracy")
+    return (accuracy.join(b, on=list(keys), how="left", maintain_order="left")
             .with_columns(delta_pts=100 * (pl.col("accuracy") - pl.col("base_acc")))
-            .select("source", "system", "questions", "accuracy", "delta_pts"))  # fmt: skip
+            .select(*keys, "system", "questions", "accuracy", "delta_pts"))  # fmt: skip
+
+
+def question_type_table(frame: pl.DataFrame, base: str = "harness:base") -> pl.DataFrame:
+    """Accuracy (unparsed = wrong) by source, question type (``tag``: a ToMBench task, a
+    Hi-ToM order, an oracle question kind and depth) and system, with each system's change
+    against ``base`` on the same questions: the report's Figures 23 (PRISM by ToMBench task)
+    and 25 (Starling by Hi-ToM order)."""
+    keys = ("source", "tag")
+    acc = (frame.group_by(*keys, "system", maintain_order=True)
+           .agg(questions=pl.len(), accuracy=pl.col("correct").fill_null(False).mean())
+           .sort(*keys, "system"))
+    return delta_table(acc, base, keys)
 
 
 def _extra(frame: pl.DataFrame, system: str) -> list[dict[str, Any]]:

@@ -177,6 +177,26 @@ def test_ablations_share_items_and_the_stage_tables_add_up():
     assert cov["n"] == 3 and cov["exact_coverage"] == 0.0
 
 
+def test_the_question_type_table_compares_each_system_with_base_per_type():
+    # Hi-ToM orders 0 and 3: Starling repairs one order-3 question and breaks nothing
+    rows = [("hi-tom", "hi-tom/order-0", "harness:base", True),
+            ("hi-tom", "hi-tom/order-0", "harness:state", True),
+            ("hi-tom", "hi-tom/order-3", "harness:base", False),
+            ("hi-tom", "hi-tom/order-3", "harness:base", False),
+            ("hi-tom", "hi-tom/order-3", "harness:state", True),
+            ("hi-tom", "hi-tom/order-3", "harness:state", None),  # unparsed: wrong
+            ("tombench", "tombench/faux-pas", "harness:skills", True)]
+    frame = pl.DataFrame(rows, schema=["source", "tag", "system", "correct"], orient="row")
+    t = hs.question_type_table(frame)
+    assert t.columns == ["source", "tag", "system", "questions", "accuracy", "delta_pts"]
+    got = {(r["tag"], r["system"]): (r["questions"], r["accuracy"], r["delta_pts"])
+           for r in t.iter_rows(named=True)}
+    assert got[("hi-tom/order-3", "harness:state")] == (2, 0.5, 50.0)
+    assert got[("hi-tom/order-0", "harness:state")] == (1, 1.0, 0.0)
+    assert got[("hi-tom/order-3", "harness:base")][2] == 0.0
+    assert got[("tombench/faux-pas", "harness:skills")][2] is None  # no base on that type
+
+
 def test_answer_with_support_puts_the_blocks_in_the_prompt():
     model = Model()
     sys = HarnessSystem(ScriptedBackend(model), HarnessConfig())
@@ -187,12 +207,35 @@ def test_answer_with_support_puts_the_blocks_in_the_prompt():
         sys.answer_with_support(_items(2), [[]])
 
 
-def test_development_items_are_disjoint_from_the_evaluated_head():
+def test_development_items_are_disjoint_from_the_evaluated_sample():
     items, _ = hs.evaluation_items(["tombench"], 3, 4, 41)
-    dev = hs.development_items(3, 2, 43, skip_tombench=3)
-    assert not {it.item_id for its in items.values() for it in its} & {d.item_id for d in dev}
+    evaluated = [it.item_id for its in items.values() for it in its]
+    dev = hs.development_items(400, 2, 43, exclude=evaluated)
+    assert not set(evaluated) & {d.item_id for d in dev}
+    assert len([d for d in dev if d.item_id.startswith("tombench")]) == 400
     depths = {it.meta["depth"] for it in items["oracle"]}
     assert len(depths) > 1  # spread over depths
+
+
+def test_the_evaluated_items_are_a_seeded_sample_of_the_whole_benchmark():
+    from cogrsi_lib import bench
+
+    whole = bench.load("hi-tom")
+    a, _ = hs.evaluation_items(["hi-tom", "tombench"], 40, 0, 41, sample_seed=0)
+    again, _ = hs.evaluation_items(["hi-tom", "tombench"], 40, 0, 41, sample_seed=0)
+    other, _ = hs.evaluation_items(["hi-tom", "tombench"], 40, 0, 41, sample_seed=1)
+    ids = [it.item_id for it in a["hi-tom"]]
+    assert ids == [it.item_id for it in again["hi-tom"]] and len(ids) == 40
+    assert ids != [it.item_id for it in other["hi-tom"]]
+    order = [str(it.id) for it in whole]
+    assert ids == sorted(ids, key=order.index)  # in file order
+    assert ids != order[:40]  # not the head of the file
+    # the head is one order and one task; a sample of 40 reaches all five orders and many tasks
+    types = {str(x.question_type) for x in whole if str(x.id) in set(ids)}
+    assert len(types) == 5
+    tasks = {x.question_type for x in bench.load("tombench")
+             if str(x.id) in {it.item_id for it in a["tombench"]}}
+    assert len(tasks) >= 5
 
 
 class CategoriesModel(Model):
