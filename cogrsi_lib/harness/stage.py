@@ -424,7 +424,7 @@ def study(backend: Any, p: HarnessParams, items: Mapping[str, Sequence[ReaderIte
                               embedder=embedder, retriever=cal.retriever, policy=cal.policy)
     with timed(f"ablations: {backend.model}"):
         frame = run(systems, items, batch_size=p.batch_size)
-    sage_items = {k: v for k, v in items.items() if k == "tombench"} or {
+    sage_items = {k: v for k, v in items.items() if k in SAGE_SOURCES} or {
         "oracle": items["oracle"]}
     sage_frame = run(sage_systems(backend, config, store, embedder), sage_items, p.batch_size)
     return ModelStudy(backend.model, store, log, cal, systems, frame, sage_frame)
@@ -467,6 +467,43 @@ PAPER_FIGURE26: dict[str, float] = {
 
 
 TITLE26 = "SAGE component ablation (Figure 26)"
+
+#: where SAGE's own ablation runs: ToMBench, the split its store is distilled from (Figure 26,
+#: Table 11's in-domain row), and Hi-ToM, held out (Table 11)
+SAGE_SOURCES = ("tombench", "hi-tom")
+
+#: the report's Table 11 (Zing §5.8.5.2): accuracy (%) without and with the frozen SAGE store
+PAPER_TABLE11: dict[str, tuple[float, float]] = {
+    "tombench": (81.14, 86.53), "hi-tom": (82.64, 84.72), "tactfultom": (80.95, 81.60)}
+
+
+def figure26_frame(sage_frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows Figure 26 draws: SAGE's ablation on ToMBench (else its first source)."""
+    sources = sage_frame["source"].unique(maintain_order=True).to_list()
+    first = "tombench" if "tombench" in sources else sources[0] if sources else None
+    return sage_frame.filter(pl.col("source") == first)
+
+
+def sage_transfer(sage_frame: pl.DataFrame) -> pl.DataFrame:
+    """Table 11: per source, Base (``sage:none``) against SAGE's full cascade on the frozen
+    store (``sage:full``), in points; ToMBench in domain (the store is distilled on its
+    development items and oracle questions), the others held out; the report's row beside."""
+    acc = accuracy_table(sage_frame).filter(pl.col("source") != "all")
+    pick = {name: acc.filter(pl.col("system") == f"sage:{name}").select(
+        "source", "questions", pl.col("accuracy").alias(name)) for name in ("none", "full")}
+    paper = pl.DataFrame(
+        [(k, b, f, f - b) for k, (b, f) in PAPER_TABLE11.items()],
+        schema={"source": pl.Utf8, "paper_base": pl.Float64, "paper_sage": pl.Float64,
+                "paper_delta_pts": pl.Float64}, orient="row")
+    return (pick["none"].join(pick["full"].drop("questions"), on="source", how="inner",
+                              maintain_order="left")
+            .select("source",
+                    role=pl.when(pl.col("source") == "tombench").then(pl.lit("in domain"))
+                    .otherwise(pl.lit("held out")),
+                    questions="questions", base="none", sage="full",
+                    delta_pts=100 * (pl.col("full") - pl.col("none")))
+            .join(paper, on="source", how="left", maintain_order="left")
+            .sort(pl.col("source") != "tombench", "source"))  # in domain first
 
 
 def sage_chart(chance: pl.DataFrame) -> Any:

@@ -333,3 +333,30 @@ def test_every_item_s_calls_are_a_flow_with_the_records_of_the_item_alone(contro
     assert len(together.backend.batches) <= longest
     for it, rec in zip(items, recs, strict=True):
         assert rec.to_row() == system().answer_batch([it])[0].to_row()
+
+
+def _sage_rows(source: str, system: str, correct: list[bool | None]) -> list[dict]:
+    return [{"source": source, "system": system, "correct": c,
+             "parse_status": "ok" if c is not None else "unparsed", "calls": 1,
+             "total_tokens": 10} for c in correct]
+
+
+def test_table11_sets_the_frozen_store_against_base_in_domain_and_held_out():
+    frame = pl.DataFrame(
+        _sage_rows("tombench", "sage:none", [True, False, False, False])
+        + _sage_rows("tombench", "sage:full", [True, True, False, None])
+        + _sage_rows("tombench", "sage:curation", [True, True, True, True])
+        + _sage_rows("hi-tom", "sage:none", [True, True])
+        + _sage_rows("hi-tom", "sage:full", [True, False]))
+    t = hs.sage_transfer(frame)
+    rows = {r["source"]: r for r in t.iter_rows(named=True)}
+    assert list(rows) == ["tombench", "hi-tom"]  # in domain first, as the report
+    assert rows["tombench"]["role"] == "in domain" and rows["hi-tom"]["role"] == "held out"
+    assert rows["tombench"]["questions"] == 4
+    assert rows["tombench"]["delta_pts"] == pytest.approx(25.0)  # 1/4 -> 2/4, unparsed wrong
+    assert rows["hi-tom"]["delta_pts"] == pytest.approx(-50.0)
+    assert rows["hi-tom"]["paper_delta_pts"] == pytest.approx(84.72 - 82.64)
+    # Figure 26 draws ToMBench's rows only
+    assert set(hs.figure26_frame(frame)["source"]) == {"tombench"}
+    assert set(hs.figure26_frame(frame.filter(pl.col("source") == "hi-tom"))["source"]) == {
+        "hi-tom"}
