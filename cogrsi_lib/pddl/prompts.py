@@ -206,7 +206,7 @@ LINE_FRAME_TOKENS = 4
 
 def text_tokens(text: str) -> int:
     """Tokens the domain's own words (a predicate, an action, a type) cost at most in
-    practice: half a token per character, rounded up (English words take about a quarter)."""
+    practice: half a token per character, plus one (English words take about a quarter)."""
     return len(text) // 2 + 1
 
 
