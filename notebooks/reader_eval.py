@@ -197,6 +197,73 @@ write_table(table27, out / 'paper_table27',
             why_empty='`gold_perceivers.n_questions` and `percept_tomi` are 0')
 table27
 
+# %% [markdown]
+# ## By ATOMS construct, and what each reading adds (Table 25, Figures 8, 13a-c, 14)
+#
+# Each benchmark question gets the ATOMS construct its benchmark's question type names, by a fixed table (`cogrsi_lib/bench/constructs.py`; no annotation of single questions checks it). Table 25 sets CogRSI against SC (k=6) per construct on the same questions of the same runs, pooled over benchmarks and within benchmarks (each question's difference centred on its benchmark's mean), resampling stories (`cogrsi_lib/baselines/by_construct.py`); the paper omits constructs with fewer than 50 questions, which `reported` marks. The reader's own records then replay each step on the same samples, with no new call (`cogrsi_lib/reader/readings.py`): each reading's vote alone, the vote over both, the evidential rule on reading conflicts, and close-split arbitration (Figures 8 and 13b); who is right on conflicts, and what close-split arbitration fixes and breaks (Figure 13c); and Figure 14's offline checks, the vote-only design's samples re-voted over every mix of the first *a* annotated and *p* plain samples, and stricter arbitration thresholds (looser ones would need new arbiter calls). On the CPU default every construct has a handful of questions near chance: the tables show the paper's shape, not its result.
+
+# %%
+from cogrsi_lib.baselines.by_construct import construct_accuracy, construct_chart, construct_table
+from cogrsi_lib.reader import readings
+
+table25 = (construct_table(result.items, 'cogrsi', 'sc6')
+           if {'cogrsi', 'sc6'} <= set(p.systems) else pl.DataFrame())
+write_table(table25, out / 'paper_table25',
+            title='CogRSI Table 25: CogRSI minus SC (k=6) by ATOMS construct (points; pooled '
+                  'and within benchmark, stories resampled; runs pooled)',
+            why_empty='`cogrsi` and `sc6` are not both among `systems`, or no benchmark ran')
+by_construct = construct_accuracy(result.items)
+write_table(by_construct, out / 'construct_accuracy',
+            title='Score by ATOMS construct and system (points; runs pooled)',
+            why_empty='no benchmark ran')
+if by_construct.height:
+    show_chart(construct_chart(by_construct), out / 'figure13a')
+table25
+
+# %%
+decomposed = readings.steps(result.items) if 'cogrsi' in p.systems else pl.DataFrame()
+reading_steps = readings.step_accuracy(decomposed)
+write_table(reading_steps, out / 'reading_steps',
+            title="Accuracy at each step of the reader, replayed on CogRSI's own samples, by "
+                  'ATOMS construct (points; runs pooled)',
+            why_empty='`cogrsi` is not among `systems`, or no multiple-choice benchmark ran')
+conflicts = readings.conflict_table(decomposed)
+write_table(conflicts, out / 'reading_conflicts',
+            title='Reading conflicts (who is right) and close splits (what arbitration fixes '
+                  'and breaks), by ATOMS construct',
+            why_empty='`cogrsi` is not among `systems`, or no multiple-choice benchmark ran')
+if reading_steps.height:
+    belief_steps = readings.step_accuracy(
+        decomposed.filter(pl.col('construct') == 'belief'), by='benchmark')
+    write_table(belief_steps, out / 'belief_steps',
+                title='Belief questions: accuracy at each step of the reader by benchmark '
+                      '(points; runs pooled)')
+    show_chart(readings.steps_chart(belief_steps, 'Belief accuracy at each step (CogRSI '
+                                    'Figure 8)', by='benchmark'), out / 'figure8')
+    show_chart(readings.steps_chart(
+        reading_steps.filter(pl.col('step').is_in(['annotated', 'plain', 'vote', 'final'])),
+        'Each reading alone, the vote over both, the reader (CogRSI Figure 13b)'),
+        out / 'figure13b')
+if conflicts.height:
+    show_chart(readings.conflict_chart(conflicts), out / 'figure13c')
+conflicts
+
+# %%
+mix = readings.sample_mix(result.items) if 'cogrsi_noarb' in p.systems else pl.DataFrame()
+write_table(mix, out / 'sample_mix',
+            title='Figure 14: the vote-only design re-voted over its first a annotated and p '
+                  'plain samples (points; runs pooled)',
+            why_empty='`cogrsi_noarb` (the vote-only design) is not among `systems`')
+if mix.height:
+    show_chart(readings.mix_chart(mix), out / 'figure14')
+thresholds = (readings.stricter_thresholds(result.items) if 'cogrsi' in p.systems
+              else pl.DataFrame())
+write_table(thresholds, out / 'stricter_thresholds',
+            title='Figure 14: the reader with stricter arbitration thresholds (an arbitration '
+                  'stands only where the stricter rule calls it too; points)',
+            why_empty='`cogrsi` is not among `systems`')
+thresholds
+
 # %%
 bench_scores = result.bench_table()
 write_table(bench_scores, out / 'bench_scores',
@@ -227,6 +294,62 @@ write_table(table3, out / 'paper_table3',
                   "test sample, B: confirmatory sample",
             why_empty='no main benchmark among `benchmarks`')
 table3
+
+# %% [markdown]
+# Table 8 sets CogRSI's design variants side by side on the test samples, here replayed on the final design's own samples (each variant would draw the same samples): the vote alone, arbitration on reading conflicts only (the design frozen before close-split arbitration), and the final design; block A is the main test sample, block B the confirmatory one. The rejected candidates of App. C.3 (access gate, construct router, last-witnessed trace, extra voters, conflict-only gate) are not run.
+
+# %%
+table8 = readings.design_table({'A': result.items,
+                                'B': confirmatory.items if confirmatory is not None else None})
+write_table(table8, out / 'paper_table8',
+            title="CogRSI Table 8: the reader's design variants replayed on the same samples "
+                  'per benchmark (points; runs pooled): the vote alone, conflict arbitration '
+                  'only, the final design; A: main test sample, B: confirmatory sample',
+            why_empty='`cogrsi` is not among `systems`, or no multiple-choice benchmark ran')
+table8
+
+# %% [markdown]
+# ## Development sample (Tables 7, 12 and 19)
+#
+# CogRSI's design was developed on held-out sample 1 (S2), never on the test samples. With `development`, each of `development_systems` answers the first `development` questions of each benchmark's S2 as the benchmarks stage drew it, every record in `development/records.parquet`. Table 19 gives their benchmark scores (mean over runs); Table 7 the reader without and with close-split arbitration on the same six samples per question, replayed from its records as above (`without`: the vote with the rule on reading conflicts; `with`: the reader's answer). Table 12 sets the evidential rule against each reading's majority and a neutral arbiter (`cogrsi_neutralarb`: the same samples, whose requests are the reader's, and an arbiter without the principle) on the reader's reading conflicts. PercepToM's filtered reading with the same arbitration, Table 12's other comparison, is not run. On the CPU default a few questions per benchmark near chance show the tables' shape, not the paper's result.
+
+# %%
+dev_sample = p.development_samples(find_repo_root())
+dev_items = {k: v for k, v in dev_sample.items() if v}
+print('development questions per benchmark (none: the benchmark has no held-out sample 1):',
+      {k: len(v) for k, v in dev_sample.items()})
+dev_cells = []
+for cell in p.cells() if dev_items else []:
+    chosen = cell_systems(p.development_systems, backends[cell.index], p.reader(cell.run),
+                          p.principle)
+    with timed(f"development sample: {models[cell.index]}, run {cell.run}"):
+        dev_cells.append((models[cell.index], ev.evaluate(
+            chosen, None, dev_items, batch_size=p.batch_size, run=cell.run)))
+development = ev.ReaderRuns(dev_cells) if dev_cells else None
+if development is not None:
+    (out / 'development').mkdir(exist_ok=True)
+    ev.RECORDS.write(development.items, out / 'development')
+table19 = development.bench_table() if development is not None else pl.DataFrame()
+write_table(table19, out / 'paper_table19',
+            title='CogRSI Table 19: held-out sample 1 (S2, the development set), benchmark '
+                  f'headline scores under the uniform protocol, mean of {p.runs} run(s)',
+            why_empty='`development` is 0: no development sample was read')
+table7 = (readings.close_split_table(readings.steps(development.items))
+          if development is not None and 'cogrsi' in p.development_systems
+          else pl.DataFrame())
+write_table(table7, out / 'paper_table7',
+            title='CogRSI Table 7: the reader without and with close-split arbitration on the '
+                  'same six samples per question, held-out sample 1 (points; runs pooled)',
+            why_empty='`development` is 0, or `cogrsi` is not among `development_systems`')
+table12 = (readings.arbiter_table(development.items)
+           if development is not None
+           and {'cogrsi', 'cogrsi_neutralarb'} <= set(p.development_systems) else pl.DataFrame())
+write_table(table12, out / 'paper_table12',
+            title="CogRSI Table 12: on the reader's reading conflicts in held-out sample 1, how "
+                  'many the evidential rule, each reading and a neutral arbiter get right',
+            why_empty='`development` is 0, or `cogrsi` and `cogrsi_neutralarb` are not both '
+                      'among `development_systems`')
+table7
 
 # %% [markdown]
 # These scores follow the `uniform` protocol. How it deviates from each benchmark's release

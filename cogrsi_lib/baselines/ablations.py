@@ -7,7 +7,10 @@ one part taken away, as reader systems, and Table 2's comparison of whole system
   read the plain story (a close split is still arbitrated, on the plain view);
 - ``cogrsi_annotated`` (Stage 3): no plain reading: all six samples read the annotated view
   (plain only where perception failed, as the reader falls back);
-- ``cogrsi_noarb`` (Stage 3): both readings, no arbitration: the vote's leader answers.
+- ``cogrsi_noarb`` (Stage 3): both readings, no arbitration: the vote's leader answers;
+- ``cogrsi_neutralarb``: the arbiter without the principle, told only to pick the right
+  candidate given the story (G.6: Table 12's neutral arbiter, not a Table 2 row); the samples
+  keep the principle.
 
 Each shares the reader's requests wherever it asks the same thing (the perception call; the
 samples of a reading, whose cache keys do not depend on how many samples are drawn), so an
@@ -68,6 +71,13 @@ def _no_arbitration(backend: Backend, config: ReaderConfig, principle: str | Non
                     ) -> GroundedReader:
     cfg = config.model_copy(update={"arbitration": False})
     return GroundedReader(backend, principle, cfg, name="cogrsi_noarb")
+
+
+@reader_system("cogrsi_neutralarb", standard=())
+def _neutral_arbiter(backend: Backend, config: ReaderConfig, principle: str | None
+                     ) -> GroundedReader:
+    cfg = config.model_copy(update={"neutral_arbiter": True})
+    return GroundedReader(backend, principle, cfg, name="cogrsi_neutralarb")
 
 
 COLUMNS = {"model": pl.Utf8, "system": pl.Utf8, "stage": pl.Utf8, "removes": pl.Utf8,

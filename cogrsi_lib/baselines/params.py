@@ -97,6 +97,17 @@ class ReaderEvalParams(MatrixParams):
     # n_per_benchmark of each benchmark
     manifest_dir: str = ""
     confirmatory: NonNegativeInt = 0
+    # Tables 7, 12, 19: the first `development` questions of each benchmark's held-out sample 1
+    # (S2, CogRSI's development set), answered by `development_systems` (needs manifest_dir)
+    development: NonNegativeInt = 0
+    development_systems: NonEmptyList[str] = ["cogrsi"]
+
+    @model_validator(mode="after")
+    def _development_needs_manifests(self) -> ReaderEvalParams:
+        if self.development and not self.manifest_dir:
+            raise ValueError("'development' reads held-out sample 1 (S2) from the benchmarks "
+                             "stage's manifests: give 'manifest_dir'")
+        return self
 
     @model_validator(mode="after")
     def _confirmatory_needs_manifests(self) -> ReaderEvalParams:
@@ -121,11 +132,21 @@ class ReaderEvalParams(MatrixParams):
                    if self.confirmatory else {})
         return main, confirm, []
 
+    def development_samples(self, root: Path) -> dict[str, list]:
+        """The benchmark items of the development block (Tables 7, 12 and 19): the first
+        ``development`` of each benchmark's held-out sample 1 (none when 0)."""
+        from cogrsi_lib.bench.manifest import DEVELOPMENT_SET, sample_items
+
+        if not self.development:
+            return {}
+        return sample_items(self.benchmarks, root / self.manifest_dir, DEVELOPMENT_SET,
+                            self.development)
+
     def reader(self, run: int = 0) -> ReaderConfig:
         """The reader's settings with the stage's ``structured``, for run ``run``."""
         return self.reader_config.model_copy(update={"structured": self.structured, "run": run})
 
-    @field_validator("systems", "reference")
+    @field_validator("systems", "reference", "development_systems")
     @classmethod
     def _registered(cls, names: list[str] | str) -> list[str] | str:
         """Only registered reader systems, refused when the parameters load."""

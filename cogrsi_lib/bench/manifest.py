@@ -235,9 +235,10 @@ def select(items: Sequence[Item], manifest: Manifest, split: str) -> list[Item]:
     return [by_id[i] for i in manifest.items[split]]
 
 
-#: the samples the papers' tables are scored on (App. E.2): held-out sample 2, the main test
-#: sample (Table 3A), and held-out sample 3, the confirmatory one (Table 3B)
-MAIN_TEST, CONFIRMATORY = "S3", "S4"
+#: the samples the papers' tables are scored on (App. E.2): held-out sample 1, CogRSI's
+#: development set (Tables 7, 19), held-out sample 2, the main test sample (Table 3A), and
+#: held-out sample 3, the confirmatory one (Table 3B)
+DEVELOPMENT_SET, MAIN_TEST, CONFIRMATORY = "S2", "S3", "S4"
 
 
 def sample_items(names: Sequence[str], manifest_dir: str | Path, split: str,

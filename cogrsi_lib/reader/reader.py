@@ -44,6 +44,9 @@ class ReaderConfig(SamplingConfig):
     close_split_kinds: tuple[str, ...] = ("narrative",)
     arbitration: bool = True
     arbitration_temperature: float = 0.0
+    # the arbiter is told only to pick the right candidate given the story, without the
+    # principle (G.6, Table 12's neutral arbiter); the samples keep theirs
+    neutral_arbiter: bool = False
     use_perception: bool = True
     principle_in_plain: bool = False
     conversation_view: Literal["marked", "filtered"] = "marked"
@@ -193,7 +196,8 @@ class GroundedReader(FlowSystem):
                              candidates: Sequence[str]) -> Request:
         cfg = self.config
         return prompts.arbitration_request(
-            item, view or plain_view(item), candidates, self.principle,
+            item, view or plain_view(item), candidates,
+            "" if cfg.neutral_arbiter else self.principle,
             SamplingParams(
                 n=1,
                 temperature=cfg.arbitration_temperature,

@@ -13,6 +13,7 @@ from cogrsi_lib import bench
 from cogrsi_lib.baselines.main_table import main_table
 from cogrsi_lib.bench.manifest import (
     CONFIRMATORY,
+    DEVELOPMENT_SET,
     MAIN_TEST,
     ManifestError,
     SampleSpec,
@@ -58,7 +59,8 @@ def manifests(tmp_path_factory):
     drawn = {}
     for name in SHIPPED:
         drawn[name] = draw_samples(bench.load(name), [
-            SampleSpec("S1", 10, 2), SampleSpec(MAIN_TEST, 10, 1),
+            SampleSpec("S1", 10, 2), SampleSpec(DEVELOPMENT_SET, 10, 0),
+            SampleSpec(MAIN_TEST, 10, 1),
             SampleSpec(CONFIRMATORY, 10, 3)], name)
         write_manifest(drawn[name], folder / f"{name}.json")
     return folder, drawn
@@ -86,6 +88,10 @@ def test_confirmatory_needs_the_manifests():
 
     with pytest.raises(StageParamsError, match="manifest_dir"):
         load("reader_eval", {"confirmatory": 2})
+    with pytest.raises(StageParamsError, match="manifest_dir"):
+        load("reader_eval", {"development": 2})
+    with pytest.raises(StageParamsError, match="not_a_system"):
+        load("reader_eval", {"development_systems": ["not_a_system"]})
 
 
 @needs_data
@@ -100,7 +106,7 @@ def test_reader_eval_gives_table3_from_both_samples(manifests, tmp_path):
     folder, drawn = manifests
     section = {"systems": ["sc6", "cogrsi"], "reference": "sc6", "n_pairs": 1,
                "benchmarks": list(SHIPPED), "n_per_benchmark": 2, "official": False,
-               "manifest_dir": str(folder), "confirmatory": 3,
+               "manifest_dir": str(folder), "confirmatory": 3, "development": 2,
                "pairs": {"eval_seed": 23, "n_eval_narrative": 4, "n_eval_dialogue": 2},
                "gold_perceivers": {"n_questions": 0}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"reader_eval": section}))
@@ -118,5 +124,13 @@ def test_reader_eval_gives_table3_from_both_samples(manifests, tmp_path):
             drawn[name].items[MAIN_TEST][:2])
         assert set(confirm.filter(pl.col("source") == name)["item_id"]) == set(
             drawn[name].items[CONFIRMATORY][:3])
+    development = pl.read_parquet(out / "development" / "records.parquet")
+    assert set(development["system"]) == {"cogrsi"}
+    for name in SHIPPED:
+        assert set(development.filter(pl.col("source") == name)["item_id"]) == set(
+            drawn[name].items[DEVELOPMENT_SET][:2])
+    table7 = pl.read_csv(out / "paper_table7.csv")
+    assert set(table7["benchmark"]) <= {*SHIPPED, "all"} and "all" in set(table7["benchmark"])
+    assert pl.read_csv(out / "paper_table19.csv").height == len(SHIPPED)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["confirmatory"] == {name: 3 for name in SHIPPED}

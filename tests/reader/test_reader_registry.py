@@ -54,7 +54,8 @@ def test_the_standard_set_comes_from_the_registrations() -> None:
     # the reader's ablations (Table 2) are registered but not in the standard set
     assert sorted(registry.known()) == sorted([
         "zero_shot", "cot", "sc<k>", "simtom", "perceptom", "simtom_sc<k>", "perceptom_sc<k>",
-        "cogrsi", "cogrsi_noprinciple", "cogrsi_plain", "cogrsi_annotated", "cogrsi_noarb"])
+        "cogrsi", "cogrsi_noprinciple", "cogrsi_plain", "cogrsi_annotated", "cogrsi_noarb",
+        "cogrsi_neutralarb"])
     assert all(is_system(n) for n in SYSTEMS)
 
 
