@@ -101,7 +101,7 @@ accuracy
 # %% [markdown]
 # ## Against chance
 #
-# Each configuration's accuracy on the multiple-choice items against guessing (mean of 1/options), with a 95% interval over stories; `best_constant` is what always giving the commonest gold label scores. The embedded CPU model is expected near chance: differences between configurations then say nothing about the modules.
+# Each configuration's accuracy on the multiple-choice items against guessing (mean of 1/options), with a 95% interval over stories; `best_constant` is what always giving the commonest gold label scores. `top_answer` is the answer a configuration gives most and `top_answer_share` its share of the questions: near 1, the model gives one answer throughout, so every configuration scores that answer's share of the golds and the differences between them are zero by construction, not a finding about the modules. The embedded CPU model is expected near chance: differences between configurations then say nothing about the modules.
 
 # %%
 chance = matrix.by_model([(s.model, chance_table(s.frame, ['system'])) for s in studies])

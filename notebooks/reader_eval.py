@@ -20,7 +20,7 @@
 #
 # Every model of `models` (or the one `model`) runs `runs` times (`cogrsi_lib/matrix.py`): run *r* seeds every sampled call anew and shares the greedy ones, as the paper reports each system as the mean of three runs. Scores are given per run and over the runs (mean, run-to-run SD, range), the models side by side; intervals and paired differences pool each model's runs, resampling stories.
 #
-# This stage gives the shape of CogRSI's Tables 2, 3, 4/26, 9, 17, 20 and 27 and Figure 9 (systems × benchmarks × runs). On the CPU default (SmolLM2-135M, a few items per benchmark) the scores are near chance and the intervals wide: they show the tables' rows, columns and statistics, not the paper's result.
+# This stage gives the shape of CogRSI's Tables 2, 3, 4/26, 7, 8, 9, 12, 17, 19, 20, 25 and 27 and Figures 8, 9, 13a-c and 14 (systems × benchmarks × runs; `cogrsi papers --paper CogRSI` says what each lacks). On the CPU default (SmolLM2-135M, a few items per benchmark) the scores are near chance and the intervals wide: they show the tables' rows, columns and statistics, not the paper's result.
 
 # %% tags=["parameters"]
 # Small CI defaults live in the schema: cogrsi_lib/baselines/params.py (ReaderEvalParams).
@@ -110,7 +110,7 @@ accuracy
 # %% [markdown]
 # ## Against chance and against a reference
 #
-# Per model, its runs pooled. `chance` is the mean of 1/(number of options) over the multiple-choice items; the interval bootstraps accuracy over stories (a story's items of every run together); `best_constant` is what always giving the commonest gold label scores (a model stuck on one position reaches it without reading). A system whose interval contains chance is *near chance*: on the CPU default (SmolLM2-135M) expect that, and read no difference between systems into it. Then each system's score minus the reference's on the same items of the same run, with the paired bootstrap over stories (CogRSI §3) and Holm's correction over the systems.
+# Per model, its runs pooled. `chance` is the mean of 1/(number of options) over the multiple-choice items; the interval bootstraps accuracy over stories (a story's items of every run together); `best_constant` is what always giving the commonest gold label scores (a model stuck on one position reaches it without reading). `top_answer` is the answer a system gives most and `top_answer_share` its share of the questions: near 1, the system gives one answer throughout, and its accuracy is only that answer's share of the golds. A system whose interval contains chance is *near chance*: on the CPU default (SmolLM2-135M) expect that, and read no difference between systems into it. Then each system's score minus the reference's on the same items of the same run, with the paired bootstrap over stories (CogRSI §3) and Holm's correction over the systems.
 
 # %%
 chance = result.chance_table()

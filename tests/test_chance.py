@@ -35,3 +35,17 @@ def test_chance_table_leaves_free_text_out_and_reports_the_constant_answer() -> 
     (row,) = chance_table(rows, ["system"]).to_dicts()
     assert row["items"] == 5 and row["accuracy"] == pytest.approx(0.8)
     assert row["best_constant"] == pytest.approx(0.8) and row["chance"] == 0.5
+    assert row["top_answer"] is None and row["top_answer_share"] is None  # no answer column
+
+
+def test_chance_table_names_the_answer_a_system_gives_throughout() -> None:
+    rows = pl.DataFrame({
+        "system": ["one"] * 4 + ["mixed"] * 4, "story_id": ["s1", "s2", "s3", "s4"] * 2,
+        "correct": [True, False, True, False, True, False, False, True],
+        "gold": ["A", "B", "A", "C"] * 2, "n_options": [3] * 8,
+        "answer": ["A", "A", "A", "A", "A", "C", None, "C"],
+    })
+    rows_out = {r["system"]: r for r in chance_table(rows, ["system"]).to_dicts()}
+    assert (rows_out["one"]["top_answer"], rows_out["one"]["top_answer_share"]) == ("A", 1.0)
+    # an unparsed answer counts among the items the share is of
+    assert (rows_out["mixed"]["top_answer"], rows_out["mixed"]["top_answer_share"]) == ("C", 0.5)

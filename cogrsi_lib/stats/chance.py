@@ -6,10 +6,13 @@ options); the interval is the cluster bootstrap of the accuracy over stories
 (:func:`~cogrsi_lib.stats.bootstrap.cluster_bootstrap`). A system is ``above chance`` when the
 whole interval lies above chance, ``below chance`` when it lies below, else ``near chance``;
 above chance but no better than always giving the commonest gold label is said so too.
+Beside it, the commonest answer the group gives and its share: a model that gives one option
+letter to every question scores whatever that letter's gold share is, and says nothing.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -52,7 +55,9 @@ def chance_table(rows: pl.DataFrame, by: Sequence[str], n_resamples: int = 2000,
     """:func:`against_chance` per group of ``rows`` (columns ``correct``, ``n_options``,
     ``story_id``, ``gold``); items without options (free text) have no chance level and are
     left out. ``best_constant`` is the accuracy of always giving the group's commonest gold
-    label: a model that always picks one position can reach it without reading."""
+    label: a model that always picks one position can reach it without reading;
+    ``top_answer`` is the group's commonest answer (an unparsed one is null) and
+    ``top_answer_share`` its share of the group's items (1.0: the same answer throughout)."""
     mc = rows.filter(pl.col("n_options").is_not_null() & (pl.col("n_options") >= 2))
     out = []
     for key, g in mc.group_by(list(by), maintain_order=True):
@@ -61,8 +66,18 @@ def chance_table(rows: pl.DataFrame, by: Sequence[str], n_resamples: int = 2000,
                              n_resamples, seed)
         best = g["gold"].value_counts()["count"].max() / g.height if "gold" in g.columns else None
         res["verdict"] = verdict(res["low"], res["high"], res["chance"], res["accuracy"], best)
-        out.append({**dict(zip(by, key, strict=True)), **res, "best_constant": best})
+        out.append({**dict(zip(by, key, strict=True)), **res, "best_constant": best,
+                    **_top_answer(g)})
     schema = {**{b: pl.Utf8 for b in by}, "items": pl.Int64, "accuracy": pl.Float64,
               "chance": pl.Float64, "low": pl.Float64, "high": pl.Float64, "verdict": pl.Utf8,
-              "best_constant": pl.Float64}
+              "best_constant": pl.Float64, "top_answer": pl.Utf8,
+              "top_answer_share": pl.Float64}
     return pl.DataFrame(out, schema=schema)
+
+
+def _top_answer(g: pl.DataFrame) -> dict[str, str | float | None]:
+    """The commonest answer of ``g`` (ties: the first given) and its share of the items."""
+    if "answer" not in g.columns:
+        return {"top_answer": None, "top_answer_share": None}
+    answer, n = Counter(g["answer"].cast(pl.Utf8).to_list()).most_common(1)[0]
+    return {"top_answer": answer, "top_answer_share": n / g.height}
