@@ -166,7 +166,7 @@ def stage_runs(request, tmp_path_factory) -> dict:
         # runs it on the rehearsed loops' principles
         section["learned"]["principles_file"] = ""
         # and the benchmarks stage's manifests: the first items of each benchmark instead
-        section.update(manifest_dir="", confirmatory=0)
+        section.update(manifest_dir="", confirmatory=0, development=0)
         assert "embedded" not in json.dumps(section)
         (folder / "params.yaml").write_text(yaml.safe_dump({"reader_eval": section}))
         start("reader_eval", folder, ["stage", "reader_eval", "--params",
