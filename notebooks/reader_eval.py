@@ -237,9 +237,10 @@ if reading_steps.height:
         decomposed.filter(pl.col('construct') == 'belief'), by='benchmark')
     write_table(belief_steps, out / 'belief_steps',
                 title='Belief questions: accuracy at each step of the reader by benchmark '
-                      '(points; runs pooled)')
-    show_chart(readings.steps_chart(belief_steps, 'Belief accuracy at each step (CogRSI '
-                                    'Figure 8)', by='benchmark'), out / 'figure8')
+                      '(points; runs pooled)', why_empty='no belief question among the items')
+    if belief_steps.height:
+        show_chart(readings.steps_chart(belief_steps, 'Belief accuracy at each step (CogRSI '
+                                        'Figure 8)', by='benchmark'), out / 'figure8')
     show_chart(readings.steps_chart(
         reading_steps.filter(pl.col('step').is_in(['annotated', 'plain', 'vote', 'final'])),
         'Each reading alone, the vote over both, the reader (CogRSI Figure 13b)'),
