@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from cogrsi_lib.bench.constructs import CONSTRUCTS, sort_constructs, with_constructs
+from cogrsi_lib.bench.constructs import construct_rank, sort_constructs, with_constructs
 from cogrsi_lib.stats import construct_effects, with_power
 
 MIN_QUESTIONS = 50
@@ -42,10 +42,8 @@ def construct_accuracy(items: pl.DataFrame) -> pl.DataFrame:
 
 
 def _effects(g: pl.DataFrame, centre: bool, n_resamples: int, seed: int) -> pl.DataFrame:
-    # stories are numbered within their benchmark, so a cluster is (benchmark, story)
-    clusters = (g["benchmark"] + "/" + g["story_id"]).to_list()
     return construct_effects((g["a"] - g["b"]).to_numpy() * 100, g["construct"].to_list(),
-                             g["benchmark"].to_list(), clusters, centre=centre,
+                             g["benchmark"].to_list(), g["cluster"].to_list(), centre=centre,
                              n_resamples=n_resamples, seed=seed)
 
 
@@ -63,6 +61,8 @@ def construct_table(items: pl.DataFrame, system: str = "cogrsi", reference: str 
             *_ON, "benchmark", "construct", pl.col("score").alias("a"))
         b = own.filter(pl.col("system") == reference).select(*_ON, pl.col("score").alias("b"))
         g = a.join(b, on=_ON, how="inner", maintain_order="left").drop_nulls(["a", "b"])
+        # stories are numbered within their benchmark, so a cluster is (benchmark, story)
+        g = g.with_columns(cluster=pl.col("benchmark") + "/" + pl.col("story_id"))
         if g.height == 0:
             continue
         pooled = _effects(g, False, n_resamples, seed)
@@ -74,7 +74,7 @@ def construct_table(items: pl.DataFrame, system: str = "cogrsi", reference: str 
                 "model": model, "construct": p_row["construct"], "system": system,
                 "reference": reference, "n": p_row["n"],
                 "benchmarks": sub["benchmark"].n_unique(),
-                "stories": (sub["benchmark"] + "/" + sub["story_id"]).n_unique(),
+                "stories": sub["cluster"].n_unique(),
                 "system_score": float(sub["a"].mean()) * 100,
                 "reference_score": float(sub["b"].mean()) * 100,
                 "diff": p_row["estimate"], "low": p_row["low"], "high": p_row["high"],
@@ -96,7 +96,7 @@ def construct_chart(accuracy: pl.DataFrame) -> Any:
     data = accuracy
     if "model" in data.columns and data["model"].n_unique() > 1:
         data = data.with_columns(system=pl.col("system") + " · " + pl.col("model"))
-    order = [c for c in (*CONSTRUCTS, "unmapped") if c in set(data["construct"])]
+    order = sorted(set(data["construct"]), key=construct_rank)
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("system:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("score:Q", title="score (points)", scale=alt.Scale(domain=[0, 100])),

@@ -103,17 +103,13 @@ class ReaderEvalParams(MatrixParams):
     development_systems: NonEmptyList[str] = ["cogrsi"]
 
     @model_validator(mode="after")
-    def _development_needs_manifests(self) -> ReaderEvalParams:
-        if self.development and not self.manifest_dir:
-            raise ValueError("'development' reads held-out sample 1 (S2) from the benchmarks "
-                             "stage's manifests: give 'manifest_dir'")
-        return self
-
-    @model_validator(mode="after")
-    def _confirmatory_needs_manifests(self) -> ReaderEvalParams:
-        if self.confirmatory and not self.manifest_dir:
-            raise ValueError("'confirmatory' reads the confirmatory sample (S4) from the "
-                             "benchmarks stage's manifests: give 'manifest_dir'")
+    def _samples_need_manifests(self) -> ReaderEvalParams:
+        """The samples read from the benchmarks stage's manifests need ``manifest_dir``."""
+        for field, sample in (("confirmatory", "the confirmatory sample (S4)"),
+                              ("development", "held-out sample 1 (S2)")):
+            if getattr(self, field) and not self.manifest_dir:
+                raise ValueError(f"'{field}' reads {sample} from the benchmarks stage's "
+                                 "manifests: give 'manifest_dir'")
         return self
 
     def bench_samples(self, root: Path) -> tuple[dict[str, list], dict[str, list], list[str]]:
